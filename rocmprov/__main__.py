@@ -1,0 +1,3 @@
+from rocmprov.cli import main
+
+raise SystemExit(main())

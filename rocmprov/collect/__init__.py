@@ -1,0 +1,1 @@
+"""Collection: run the probes on a host through a transport and return a Bundle."""

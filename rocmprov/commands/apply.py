@@ -1,0 +1,18 @@
+"""rocmprov apply (not built yet)."""
+
+from __future__ import annotations
+
+import argparse
+
+from rocmprov.exitcodes import Exit
+
+HELP = "apply (not available yet)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    print("rocmprov: apply is not available yet", flush=True)
+    return Exit.USAGE

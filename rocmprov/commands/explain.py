@@ -1,0 +1,18 @@
+"""rocmprov explain (not built yet)."""
+
+from __future__ import annotations
+
+import argparse
+
+from rocmprov.exitcodes import Exit
+
+HELP = "explain (not available yet)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    print("rocmprov: explain is not available yet", flush=True)
+    return Exit.USAGE

@@ -1,0 +1,160 @@
+"""The fixed, documented list of probes: what a support bundle holds, one `<id>.out` each.
+
+Probe ids are a contract: bundles are exchanged between people, so ids never change meaning.
+Every probe is a POSIX shell command. A probe whose tool (or file) is absent exits 127 and is
+recorded as `missing`, never as a crash.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+MISSING_RC = 127
+
+
+@dataclass(frozen=True)
+class Probe:
+    id: str
+    description: str
+    command: str
+    needs_root: bool = False
+    timeout: float = 30.0
+
+
+def _need_tool(tool: str, command: str) -> str:
+    """Exit 127 (missing) when `tool` is not on PATH, else run `command`."""
+    q = shlex.quote(tool)
+    return f"command -v {q} >/dev/null 2>&1 || {{ echo {q}: not installed >&2; exit 127; }}; {command}"
+
+
+def _read_file(path: str) -> str:
+    """Print a file; exit 127 (missing) when it does not exist."""
+    q = shlex.quote(path)
+    return f"[ -e {q} ] || {{ echo {q}: absent >&2; exit 127; }}; cat -- {q}"
+
+
+# A sysfs dump of every PCI device, readable by any user (see DESIGN.md "Reading PCIe without
+# root"). The local collector writes the same text through pyudev (collect/sysfs.py).
+PCI_SYSFS_ATTRS = (
+    "vendor",
+    "device",
+    "class",
+    "subsystem_vendor",
+    "subsystem_device",
+    "current_link_speed",
+    "current_link_width",
+    "max_link_speed",
+    "max_link_width",
+)
+_PCI_SYSFS = (
+    "for d in /sys/bus/pci/devices/*; do "
+    '[ -e "$d" ] || continue; '
+    'echo "device ${d##*/}"; '
+    'echo "path $(readlink -f "$d")"; '
+    f"for a in {' '.join(PCI_SYSFS_ATTRS)}; do "
+    '[ -r "$d/$a" ] && v=$(cat "$d/$a" 2>/dev/null) && echo "$a $v"; '
+    "done; "
+    '[ -e "$d/driver" ] && l=$(readlink "$d/driver") && echo "driver ${l##*/}"; '
+    '[ -r "$d/resource" ] && while read -r r; do echo "resource $r"; done < "$d/resource"; '
+    "echo; "
+    "done"
+)
+
+_TORCH = r"""
+import json, sys
+out = {"python": sys.version.split()[0], "executable": sys.executable}
+try:
+    import torch
+except Exception as exc:
+    out["error"] = f"{type(exc).__name__}: {exc}"
+else:
+    out["torch"] = torch.__version__
+    out["hip"] = getattr(torch.version, "hip", None)
+    out["cuda"] = getattr(torch.version, "cuda", None)
+    try:
+        out["available"] = bool(torch.cuda.is_available())
+        out["device_count"] = int(torch.cuda.device_count())
+        out["devices"] = [torch.cuda.get_device_name(i) for i in range(out["device_count"])]
+    except Exception as exc:
+        out["device_error"] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(out))
+"""
+
+
+def build_probes(*, gpu_user: str = "", python: str = "python3") -> tuple[Probe, ...]:
+    """The probes for one host. `gpu_user` is who will run GPU work (default: the login user)."""
+    user = shlex.quote(gpu_user) if gpu_user else '"$(id -un)"'
+    return (
+        Probe("uname", "running kernel release", "uname -r"),
+        Probe("os-release", "distribution", _read_file("/etc/os-release")),
+        Probe("cmdline", "kernel command line", _read_file("/proc/cmdline")),
+        Probe(
+            "lspci",
+            "PCI devices with capabilities (LnkCap/LnkSta need root)",
+            _need_tool("lspci", "lspci -vvv -nn -D"),
+            needs_root=True,
+        ),
+        Probe("pci-sysfs", "PCI link and BARs from sysfs (any user)", _PCI_SYSFS),
+        Probe("lsmod", "loaded kernel modules", _read_file("/proc/modules")),
+        Probe("kfd", "GPU device nodes", "ls -l /dev/kfd /dev/dri"),
+        Probe(
+            "groups",
+            "groups of the GPU user; whether render/video exist",
+            f"id -- {user}; echo '--- getent'; getent group render video",
+        ),
+        Probe("amdgpu-initstate", "amdgpu driver state", _read_file("/sys/module/amdgpu/initstate")),
+        Probe("rocm-version", "installed ROCm release", _read_file("/opt/rocm/.info/version")),
+        Probe("rocminfo", "HSA agents (gfx targets)", _need_tool("rocminfo", "rocminfo"), timeout=60),
+        Probe(
+            "rocm-smi",
+            "rocm-smi product, VRAM, use",
+            _need_tool(
+                "rocm-smi", "rocm-smi --showproductname --showmeminfo vram --showuse --json"
+            ),
+            timeout=60,
+        ),
+        Probe(
+            "amd-smi-static",
+            "amd-smi static facts",
+            _need_tool("amd-smi", "amd-smi static --json"),
+            timeout=60,
+        ),
+        Probe(
+            "amd-smi-metric",
+            "amd-smi metrics",
+            _need_tool("amd-smi", "amd-smi metric --json"),
+            timeout=60,
+        ),
+        Probe(
+            "dmesg",
+            "kernel log (dmesg, or journalctl -k)",
+            "dmesg 2>/dev/null || journalctl -k -b --no-pager -q",
+            needs_root=True,
+        ),
+        Probe("dkms", "DKMS module build state", _need_tool("dkms", "dkms status")),
+        Probe(
+            "secureboot",
+            "UEFI secure boot state",
+            _need_tool("mokutil", "mokutil --sb-state"),
+        ),
+        Probe(
+            "numa-balancing",
+            "automatic NUMA balancing",
+            _read_file("/proc/sys/kernel/numa_balancing"),
+        ),
+        Probe(
+            "gpu-manager",
+            "Ubuntu gpu-manager unit state",
+            "systemctl is-enabled gpu-manager.service 2>&1",
+        ),
+        Probe(
+            "torch",
+            "the target python's torch, HIP version, devices",
+            _need_tool(python, f"{shlex.quote(python)} -c {shlex.quote(_TORCH)}"),
+            timeout=120,
+        ),
+    )
+
+
+PROBE_IDS: tuple[str, ...] = tuple(p.id for p in build_probes())

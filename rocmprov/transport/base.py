@@ -1,0 +1,56 @@
+"""The one result type every transport returns, and the one error for an unreachable host."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a command did: exit status (124 on timeout, 127 when not found), output, seconds."""
+
+    rc: int
+    stdout: str
+    stderr: str
+    duration: float
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0
+
+
+class FailureClass(StrEnum):
+    """Why a host could not be audited. Never a failed check: the host is UNKNOWN."""
+
+    DNS = "dns"
+    REFUSED = "refused"
+    TIMEOUT = "timeout"
+    AUTH_DENIED = "auth-denied"
+    HOSTKEY_UNKNOWN = "hostkey-unknown"
+    HOSTKEY_CHANGED = "hostkey-changed"
+    SUDO_DENIED = "sudo-denied"
+    DISCONNECTED = "disconnected"
+    PROBE_TIMEOUT = "probe-timeout"
+    ERROR = "error"
+
+
+class HostUnreachable(Exception):
+    """The host could not be reached or used; `failure` names the class."""
+
+    def __init__(self, host: str, failure: FailureClass, message: str) -> None:
+        super().__init__(f"{host}: {failure.value}: {message}")
+        self.host = host
+        self.failure = failure
+        self.message = message
+
+
+class Transport(Protocol):
+    """Runs `/bin/sh -c COMMAND` on one host. Commands are built with shlex.quote, never f-strings."""
+
+    host: str
+
+    def run(self, command: str, *, timeout: float, sudo: bool = False) -> CommandResult: ...
+
+    def close(self) -> None: ...
