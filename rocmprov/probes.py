@@ -50,7 +50,7 @@ PCI_SYSFS_ATTRS = (
 _PCI_SYSFS = (
     "for d in /sys/bus/pci/devices/*; do "
     '[ -e "$d" ] || continue; '
-    'echo "device ${d##*/}"; '
+    'echo "bdf ${d##*/}"; '
     'echo "path $(readlink -f "$d")"; '
     f"for a in {' '.join(PCI_SYSFS_ATTRS)}; do "
     '[ -r "$d/$a" ] && v=$(cat "$d/$a" 2>/dev/null) && echo "$a $v"; '
@@ -59,6 +59,14 @@ _PCI_SYSFS = (
     '[ -r "$d/resource" ] && while read -r r; do echo "resource $r"; done < "$d/resource"; '
     "echo; "
     "done"
+)
+
+_SECUREBOOT = (
+    "if command -v mokutil >/dev/null 2>&1; then mokutil --sb-state 2>&1; "
+    "elif [ ! -d /sys/firmware/efi ]; then echo 'rocmprov: no EFI firmware (legacy BIOS boot)'; "
+    "else for f in /sys/firmware/efi/efivars/SecureBoot-*; do "
+    '[ -r "$f" ] && echo "rocmprov: SecureBoot efivar bytes $(od -An -t u1 "$f")" && exit 0; '
+    "done; exit 127; fi"
 )
 
 _TORCH = r"""
@@ -133,11 +141,7 @@ def build_probes(*, gpu_user: str = "", python: str = "python3") -> tuple[Probe,
             needs_root=True,
         ),
         Probe("dkms", "DKMS module build state", _need_tool("dkms", "dkms status")),
-        Probe(
-            "secureboot",
-            "UEFI secure boot state",
-            _need_tool("mokutil", "mokutil --sb-state"),
-        ),
+        Probe("secureboot", "UEFI secure boot state (mokutil, else the EFI variable)", _SECUREBOOT),
         Probe(
             "numa-balancing",
             "automatic NUMA balancing",

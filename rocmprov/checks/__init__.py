@@ -1,0 +1,45 @@
+"""Pure checks: HostFacts + Policy -> findings. A check never runs a command."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rocmprov.checks import driver, gpu, pcie, software, system
+from rocmprov.checks.policy import Policy
+from rocmprov.facts import HostFacts
+from rocmprov.model import Finding, Severity
+
+Check = Callable[[HostFacts, Policy], list[Finding]]
+
+CHECKS: tuple[Check, ...] = (
+    gpu.check_present,
+    gpu.check_count,
+    gpu.check_gfx,
+    pcie.check_link,
+    pcie.check_bar,
+    driver.check_amdgpu,
+    driver.check_nodes,
+    driver.check_groups,
+    driver.check_dkms,
+    driver.check_secureboot,
+    system.check_os,
+    system.check_iommu,
+    system.check_numa,
+    system.check_gpu_manager,
+    software.check_rocm,
+    software.check_torch,
+)
+
+
+def run_checks(facts: HostFacts, policy: Policy | None = None) -> tuple[Finding, ...]:
+    """Every check over one host's facts. A check that breaks on odd facts is UNKNOWN."""
+    policy = policy or Policy()
+    findings: list[Finding] = []
+    for check in CHECKS:
+        try:
+            findings.extend(check(facts, policy))
+        except Exception as exc:  # a parser gap must never hide the other checks
+            name = f"{check.__module__.rsplit('.', 1)[-1]}.{check.__name__}"
+            findings.append(Finding(f"internal.{name}", Severity.UNKNOWN,
+                                    f"check failed on these facts: {type(exc).__name__}: {exc}"))
+    return tuple(findings)

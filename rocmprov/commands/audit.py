@@ -1,18 +1,102 @@
-"""rocmprov audit (not built yet)."""
+"""rocmprov audit: pre-flight audit of this machine, a bundle, or an inventory of hosts."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+import time
+from pathlib import Path
 
-from rocmprov.exitcodes import Exit
+from rocmprov.exitcodes import Exit, UsageError
+from rocmprov.report import FORMATS
 
-HELP = "audit (not available yet)"
-
+HELP = "pre-flight audit of this machine, a support bundle, or every host of an inventory"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    return None
-
+    parser.add_argument("inventory", nargs="?", help="Ansible inventory (default: this machine)")
+    parser.add_argument("--local", action="store_true", help="audit this machine (the default)")
+    parser.add_argument("--bundle", type=Path, help="analyse a support bundle (dir or .tar.gz)")
+    parser.add_argument("--format", default="table", help=f"output: {', '.join(FORMATS)}")
+    parser.add_argument("--limit", help="Ansible host pattern, as in ansible --limit")
+    parser.add_argument("--forks", type=int, default=64, help="hosts audited at once (64)")
+    parser.add_argument("--accept-new", action="store_true",
+                        help="accept and record unknown SSH host keys (changed keys: never)")
+    parser.add_argument("--become", action="store_true",
+                        help="use sudo -n for probes that need root (lspci capabilities, dmesg)")
+    parser.add_argument("--gpu-user", default="", help="user who runs GPU work (default: login)")
+    parser.add_argument("--python", default="", help="python whose torch is checked (python3)")
+    parser.add_argument("--rocm-version", default="", help="ROCm release the site targets")
+    parser.add_argument("--ssh-config", type=Path, help="ssh_config file (default ~/.ssh/config)")
+    parser.add_argument("--known-hosts", type=Path, help="known_hosts file (~/.ssh/known_hosts)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show passed checks too")
 
 def run(args: argparse.Namespace) -> int:
-    print("rocmprov: audit is not available yet", flush=True)
-    return Exit.USAGE
+    from rocmprov.report.json_report import error_document
+
+    if args.format not in FORMATS:
+        return _fail(args, f"unknown format {args.format!r} (choose from {', '.join(FORMATS)})",
+                     Exit.USAGE)
+    try:
+        result = _audit(args)
+    except UsageError as exc:
+        return _fail(args, str(exc), Exit.USAGE)
+    except Exception as exc:  # InputError and anything unforeseen: one line, UNKNOWN
+        code = getattr(exc, "exit_code", Exit.UNKNOWN)
+        return _fail(args, str(exc) or type(exc).__name__, code)
+    _render(result, args)
+    return int(result.exit_code)
+
+    error_document  # noqa: B018 (imported for _fail)
+
+def _audit(args: argparse.Namespace):  # noqa: ANN202
+    from rocmprov.audit import audit_bundle, audit_local
+    from rocmprov.checks.policy import Policy
+    from rocmprov.collect.bundle import read_bundle
+    from rocmprov.model import AuditResult
+
+    hostvars = {"rocmprov_rocm_version": args.rocm_version} if args.rocm_version else {}
+    chosen = sum(bool(x) for x in (args.inventory, args.local, args.bundle))
+    if chosen > 1:
+        raise UsageError("give one of INVENTORY, --local or --bundle")
+    if args.bundle:
+        start = time.monotonic()
+        bundle = read_bundle(args.bundle)
+        return AuditResult((audit_bundle(bundle, Policy.from_vars(hostvars),
+                                         duration=time.monotonic() - start),))
+    if args.inventory:
+        from rocmprov.fleet_audit import audit_inventory
+
+        return audit_inventory(args, hostvars)
+    report, _ = audit_local(become=args.become, gpu_user=args.gpu_user,
+                            python=args.python or "python3", hostvars=hostvars)
+    return AuditResult((report,))
+
+def _render(result, args: argparse.Namespace) -> None:  # noqa: ANN001
+    out = sys.stdout
+    if args.format == "json":
+        from rocmprov.report import json_report
+
+        out.write(json_report.render(result))
+    elif args.format == "junit":
+        from rocmprov.report import junit
+
+        out.write(junit.render(result))
+    elif args.format == "prometheus":
+        from rocmprov.report import prometheus
+
+        out.write(prometheus.render(result, timestamp=time.time()))
+    else:
+        from rocmprov.report import table
+
+        table.render(result, out, verbose=args.verbose)
+    out.flush()
+
+def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+    import json
+
+    from rocmprov.report.json_report import error_document
+
+    print(f"rocmprov: {message}", file=sys.stderr)
+    if getattr(args, "format", "") == "json":
+        sys.stdout.write(json.dumps(error_document(message, Exit(code))) + "\n")
+    return code

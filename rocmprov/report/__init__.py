@@ -1,0 +1,15 @@
+"""One renderer per output format. Format choices are an Enum (an exhaustiveness test guards it)."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Format(str, Enum):
+    TABLE = "table"
+    JSON = "json"
+    JUNIT = "junit"
+    PROMETHEUS = "prometheus"
+
+
+FORMATS = tuple(f.value for f in Format)

@@ -1,0 +1,1 @@
+"""Data-only package: the Ansible playbooks and roles (found with importlib.resources)."""

@@ -1,0 +1,18 @@
+"""Helpers every check module uses to build findings."""
+
+from __future__ import annotations
+
+from rocmprov.model import Finding, Severity
+
+OK, SKIPPED, UNKNOWN = Severity.OK, Severity.SKIPPED, Severity.UNKNOWN
+WARNING, CRITICAL = Severity.WARNING, Severity.CRITICAL
+
+NO_AMD_GPU = "no AMD GPU on this host"
+
+
+def unknown(check: str, why: str, *, subject: str = "", fix: str = "") -> Finding:
+    return Finding(check, UNKNOWN, why, actual="not collected", subject=subject, fix=fix)
+
+
+def skipped(check: str, why: str = NO_AMD_GPU) -> Finding:
+    return Finding(check, SKIPPED, why)

@@ -1,0 +1,151 @@
+"""PCIe slot link and VRAM BAR of every AMD GPU.
+
+The GPU endpoint's own LnkSta is the link to the card's on-card switch, which always reads full
+speed; the slot link is on the card's upstream switch port, found by walking up the PCI tree
+through AMD bridges. AMD GPUs lower the link speed at idle, so a lower speed is a WARNING;
+a lost width is CRITICAL.
+"""
+
+from __future__ import annotations
+
+from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped
+from rocmprov.checks.policy import Policy
+from rocmprov.facts import HostFacts
+from rocmprov.model import Finding
+from rocmprov.parse.pci import AMD_VENDOR, PciDevice, gen_of, human_size
+
+REF_TUNING = "https://rocm.docs.amd.com/en/latest/how-to/system-optimization/mi300x.html"
+REF_BAR = "https://rocm.docs.amd.com/en/latest/how-to/system-optimization/mi200.html"
+BIOS_SPEED = (
+    "check the slot in BIOS (PCIe link speed: Auto or the slot's Gen), reseat the card or riser; "
+    "under load the speed should rise to the maximum"
+)
+BIOS_WIDTH = (
+    "power off, reseat the card (and riser/cable), check the slot's bifurcation setting in BIOS "
+    "(x16, not x8x8), then: sudo lspci -vvv -s {bdf} | grep LnkSta"
+)
+BIOS_BAR = (
+    "enable 'Above 4G Decoding' and 'Re-Size BAR Support' (or 'Large BAR') in BIOS "
+    "(PCI Subsystem Settings), then: sudo lspci -vvv -s {bdf} | grep -i 'Region 0'"
+)
+SMALL_BAR = 256 << 20
+
+
+def slot_port(facts: HostFacts, gpu: PciDevice) -> PciDevice:
+    """The highest AMD bridge above the GPU (the card's upstream switch port), else the GPU."""
+    port = gpu
+    for _ in range(16):
+        parent = facts.device(port.parent) if port.parent else None
+        if parent is None or parent.vendor_id != AMD_VENDOR or not parent.is_bridge:
+            return port
+        port = parent
+    return port
+
+
+def check_link(facts: HostFacts, policy: Policy) -> list[Finding]:
+    if facts.pci is None:
+        return [Finding("pcie.link", UNKNOWN, "PCI devices not collected", actual="not collected")]
+    if not facts.amd_gpus:
+        return [skipped("pcie.link", NO_AMD_GPU)]
+    return [f for gpu in facts.amd_gpus for f in _link(facts, gpu, policy)]
+
+
+def _link(facts: HostFacts, gpu: PciDevice, policy: Policy) -> list[Finding]:
+    port = slot_port(facts, gpu)
+    subject = gpu.bdf if port is gpu else f"{gpu.bdf} (slot link at {port.bdf})"
+    sta = port.link_sta
+    if sta.speed_gts is None and sta.width is None:
+        denied = gpu.caps_denied or port.caps_denied or facts.lspci_caps_denied
+        why = "link not readable" + (": lspci capabilities need root" if denied else "")
+        fix = "run the audit as root (or with --become)" if denied else ""
+        return [Finding("pcie.link", UNKNOWN, why, actual="unreadable", fix=fix, subject=subject)]
+    cap = port.link_cap
+    parent = facts.device(port.parent) if port.parent else None
+    caps_speed = [s for s in (cap.speed_gts, parent and parent.link_cap.speed_gts) if s]
+    caps_width = [w for w in (cap.width, parent and parent.link_cap.width) if w]
+    max_speed = min(caps_speed) if caps_speed else None
+    max_width = min(caps_width) if caps_width else None
+    if policy.expected_pcie_width:
+        max_width = policy.expected_pcie_width
+    out = [_width(sta.width, max_width, subject, gpu.bdf)]
+    out.append(_speed(sta.speed_gts, max_speed, policy.expected_pcie_gen, subject, gpu.bdf))
+    return out
+
+
+def _width(width: int | None, max_width: int | None, subject: str, bdf: str) -> Finding:
+    if width is None or max_width is None:
+        return Finding("pcie.link.width", UNKNOWN, "link width not readable", subject=subject)
+    if width < max_width:
+        return Finding(
+            "pcie.link.width",
+            CRITICAL,
+            f"PCIe x{width} on a x{max_width} link",
+            actual=f"x{width}",
+            expected=f"x{max_width}",
+            fix=BIOS_WIDTH.format(bdf=bdf),
+            ref=REF_TUNING,
+            subject=subject,
+        )
+    return Finding("pcie.link.width", OK, f"PCIe x{width}", actual=f"x{width}",
+                   expected=f"x{max_width}", subject=subject)
+
+
+def _speed(
+    speed: float | None, max_speed: float | None, gen: int | None, subject: str, bdf: str
+) -> Finding:
+    if speed is None:
+        return Finding("pcie.link.speed", UNKNOWN, "link speed not readable", subject=subject)
+    actual = f"{speed:g} GT/s (Gen{gen_of(speed) or '?'})"
+    if gen is not None and max_speed is not None and (gen_of(max_speed) or 0) < gen:
+        return Finding("pcie.link.speed", WARNING, f"slot capable of Gen{gen_of(max_speed)} only",
+                       actual=actual, expected=f"Gen{gen}", fix=BIOS_SPEED, ref=REF_TUNING,
+                       subject=subject)
+    if max_speed is not None and speed < max_speed:
+        return Finding(
+            "pcie.link.speed",
+            WARNING,
+            f"PCIe {speed:g} GT/s below {max_speed:g} GT/s (AMD GPUs lower it at idle)",
+            actual=actual,
+            expected=f"{max_speed:g} GT/s (Gen{gen_of(max_speed) or '?'})",
+            fix=BIOS_SPEED,
+            ref=REF_TUNING,
+            subject=subject,
+        )
+    return Finding("pcie.link.speed", OK, actual, actual=actual, subject=subject)
+
+
+def check_bar(facts: HostFacts, policy: Policy) -> list[Finding]:
+    if facts.pci is None:
+        return [Finding("pcie.bar", UNKNOWN, "PCI devices not collected", actual="not collected")]
+    if not facts.amd_gpus:
+        return [skipped("pcie.bar", NO_AMD_GPU)]
+    vram = {g.bdf: g.vram_total_bytes for g in facts.smi_gpus or () if g.bdf}
+    return [_bar(gpu, vram.get(gpu.bdf)) for gpu in facts.amd_gpus]
+
+
+def vram_bar(gpu: PciDevice) -> int | None:
+    """The VRAM aperture is the largest prefetchable memory BAR (not doorbell/registers)."""
+    sizes = [b.size for b in gpu.bars if b.prefetchable]
+    return max(sizes) if sizes else None
+
+
+def _bar(gpu: PciDevice, vram: int | None) -> Finding:
+    size = vram_bar(gpu)
+    if size is None:
+        return Finding("pcie.bar", UNKNOWN, "no prefetchable BAR readable", subject=gpu.bdf)
+    small = size < vram if vram else size <= SMALL_BAR
+    if small:
+        instinct = gpu.class_id in ("0380", "1200") or "instinct" in gpu.name.lower()
+        expected = human_size(vram) if vram else "the whole VRAM (Large BAR)"
+        return Finding(
+            "pcie.bar",
+            CRITICAL if instinct else WARNING,
+            f"VRAM BAR {human_size(size)}: Above 4G Decoding / Re-Size BAR off in BIOS",
+            actual=human_size(size),
+            expected=expected,
+            fix=BIOS_BAR.format(bdf=gpu.bdf),
+            ref=REF_BAR,
+            subject=gpu.bdf,
+        )
+    return Finding("pcie.bar", OK, f"VRAM BAR {human_size(size)}", actual=human_size(size),
+                   subject=gpu.bdf)

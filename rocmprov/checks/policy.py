@@ -1,0 +1,42 @@
+"""What a host is expected to be: defaults, overridden per host by inventory variables."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Policy:
+    rocm_version: str = ""  # the release the site targets; "" = judge what is installed
+    expected_pcie_gen: int | None = None  # e.g. 4 for MI210 in a Gen4 server
+    expected_pcie_width: int | None = None
+    expected_gpu_count: int | None = None
+    require_gpu: bool = True  # a host without an AMD GPU is CRITICAL (it cannot run ROCm work)
+
+    @classmethod
+    def from_vars(cls, hostvars: Mapping[str, Any]) -> Policy:
+        """Inventory variables (group_vars/host_vars) -> Policy; bad values are ignored."""
+        return cls(
+            rocm_version=str(hostvars.get("rocmprov_rocm_version") or ""),
+            expected_pcie_gen=_int(hostvars.get("rocmprov_expected_pcie_gen")),
+            expected_pcie_width=_int(hostvars.get("rocmprov_expected_pcie_width")),
+            expected_gpu_count=_int(hostvars.get("rocmprov_expected_gpu_count")),
+            require_gpu=_bool(hostvars.get("rocmprov_require_gpu"), True),
+        )
+
+
+def _int(v: Any) -> int | None:
+    try:
+        return int(v) if v is not None and not isinstance(v, bool) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _bool(v: Any, default: bool) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.lower() in ("true", "yes", "1", "false", "no", "0"):
+        return v.lower() in ("true", "yes", "1")
+    return default

@@ -1,0 +1,204 @@
+"""A Bundle (live or on disk) -> HostFacts: every parser applied once. Pure.
+
+A fact is None when its probe is absent from the bundle or could not run; checks turn None
+into UNKNOWN. An empty value means the probe ran and found nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rocmprov.collect.bundle import Bundle, ProbeOutput
+from rocmprov.parse.lspci import parse_lspci
+from rocmprov.parse.pci import PciDevice
+from rocmprov.parse.rocminfo import RocmInfo, parse_rocminfo
+from rocmprov.parse.smi import SmiGpu, parse_amd_smi, parse_rocm_smi
+from rocmprov.parse.sysfs import parse_pci_sysfs
+from rocmprov.parse.system import (
+    DevNode,
+    DkmsModule,
+    OsRelease,
+    UserGroups,
+    parse_cmdline,
+    parse_dkms,
+    parse_groups,
+    parse_int,
+    parse_ls_dev,
+    parse_modules,
+    parse_os_release,
+    parse_secureboot,
+    parse_uname,
+    parse_unit_state,
+    parse_version_file,
+)
+from rocmprov.parse.torch import TorchInfo, parse_torch
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    host: str
+    probe_status: dict[str, str] = field(default_factory=dict)
+    os: OsRelease | None = None
+    kernel: str | None = None
+    cmdline: dict[str, str] | None = None
+    pci: tuple[PciDevice, ...] | None = None
+    pci_source: str = ""  # sysfs | lspci | ""
+    lspci_caps_denied: bool = False
+    modules: frozenset[str] | None = None
+    amdgpu_initstate: str | None = None
+    devnodes: dict[str, DevNode] | None = None
+    groups: UserGroups | None = None
+    rocm_version: str | None = None  # "" = not installed
+    rocminfo: RocmInfo | None = None
+    smi_gpus: tuple[SmiGpu, ...] | None = None
+    dmesg: str | None = None
+    dkms: tuple[DkmsModule, ...] | None = None
+    secureboot: str | None = None
+    numa_balancing: int | None = None
+    gpu_manager: str | None = None
+    torch: TorchInfo | None = None
+
+    @property
+    def amd_gpus(self) -> tuple[PciDevice, ...]:
+        return tuple(d for d in self.pci or () if d.is_amd_gpu)
+
+    def device(self, bdf: str) -> PciDevice | None:
+        return next((d for d in self.pci or () if d.bdf == bdf), None)
+
+    def summary(self) -> dict[str, Any]:
+        """The facts a person compares between hosts (also in JSON output)."""
+        return {
+            "os": f"{self.os.id} {self.os.version_id}".strip() if self.os else None,
+            "kernel": self.kernel,
+            "rocm": self.rocm_version,
+            "amd_gpus": [d.bdf for d in self.amd_gpus] if self.pci is not None else None,
+            "gpus": [f"{d.vendor_id}:{d.device_id}" for d in self.pci or () if d.is_gpu]
+            if self.pci is not None
+            else None,
+            "pci_source": self.pci_source or None,
+            "amdgpu_loaded": ("amdgpu" in self.modules) if self.modules is not None else None,
+            "kfd": ("/dev/kfd" in self.devnodes) if self.devnodes is not None else None,
+            "gpu_user": self.groups.user if self.groups else None,
+            "gpu_user_groups": sorted(self.groups.groups) if self.groups else None,
+            "gpu_manager": self.gpu_manager,
+            "numa_balancing": self.numa_balancing,
+            "torch": self.torch.version if self.torch else None,
+        }
+
+
+def _ok(out: ProbeOutput | None) -> str | None:
+    """stdout when the probe ran; None when it is absent, missing or failed."""
+    if out is None or out.status in ("missing", "timeout"):
+        return None
+    return out.stdout
+
+
+def build_facts(bundle: Bundle) -> HostFacts:
+    g = bundle.get
+    status = {pid: out.status for pid, out in bundle.outputs.items()}
+    pci, source, denied = _pci(g("pci-sysfs"), g("lspci"))
+    text = _ok(g("os-release"))
+    uname = _ok(g("uname"))
+    cmd = _ok(g("cmdline"))
+    rocm = g("rocm-version")
+    return HostFacts(
+        host=bundle.host,
+        probe_status=status,
+        os=parse_os_release(text) if text is not None else None,
+        kernel=parse_uname(uname) if uname is not None else None,
+        cmdline=parse_cmdline(cmd) if cmd is not None else None,
+        pci=pci,
+        pci_source=source,
+        lspci_caps_denied=denied,
+        modules=_modules(g("lsmod"), g("amdgpu-initstate")),
+        amdgpu_initstate=_initstate(g("amdgpu-initstate")),
+        devnodes=_devnodes(g("kfd")),
+        groups=_parsed(g("groups"), parse_groups),
+        rocm_version=(
+            None if rocm is None else "" if rocm.status == "missing" else
+            parse_version_file(rocm.stdout)
+        ),
+        rocminfo=_rocminfo(g("rocminfo")),
+        smi_gpus=_smi(g("amd-smi-static"), g("rocm-smi")),
+        dmesg=_ok(g("dmesg")),
+        dkms=tuple(parse_dkms(g("dkms").stdout)) if g("dkms") and g("dkms").status == "ok" else (
+            () if g("dkms") and g("dkms").status == "missing" else None),
+        secureboot=_parsed(g("secureboot"), parse_secureboot),
+        numa_balancing=_parsed(g("numa-balancing"), parse_int),
+        gpu_manager=_parsed(g("gpu-manager"), parse_unit_state),
+        torch=_torch(g("torch")),
+    )
+
+
+def _parsed(out: ProbeOutput | None, parser: Any) -> Any:
+    text = _ok(out)
+    return parser(text) if text is not None else None
+
+
+def _pci(
+    sysfs: ProbeOutput | None, lspci: ProbeOutput | None
+) -> tuple[tuple[PciDevice, ...] | None, str, bool]:
+    from_lspci = parse_lspci(lspci.stdout) if lspci and lspci.status != "missing" else []
+    denied = any(d.caps_denied for d in from_lspci)
+    if sysfs is not None and sysfs.status == "ok" and sysfs.stdout.strip():
+        named = {d.bdf: d for d in from_lspci}
+        merged = []
+        for d in parse_pci_sysfs(sysfs.stdout):
+            other = named.get(d.bdf)
+            if other is not None:
+                d = replace(d, name=other.name, caps_denied=other.caps_denied,
+                            downgraded=other.downgraded)
+            merged.append(d)
+        return tuple(merged), "sysfs", denied
+    if from_lspci:
+        return tuple(from_lspci), "lspci", denied
+    if lspci is not None and lspci.status == "ok":
+        return (), "lspci", denied
+    return None, "", denied
+
+
+def _modules(lsmod: ProbeOutput | None, init: ProbeOutput | None) -> frozenset[str] | None:
+    mods = parse_modules(lsmod.stdout) if lsmod and lsmod.status == "ok" else None
+    # /sys/module/amdgpu exists for a loaded module and for a built-in driver alike
+    if init is not None and init.status == "ok":
+        mods = (mods or frozenset()) | {"amdgpu"}
+    if mods is None and init is not None and init.status == "missing" and lsmod is not None:
+        mods = frozenset()
+    return mods
+
+
+def _initstate(out: ProbeOutput | None) -> str | None:
+    if out is None:
+        return None
+    return out.stdout.strip() if out.status == "ok" else ""
+
+
+def _devnodes(out: ProbeOutput | None) -> dict[str, DevNode] | None:
+    if out is None or out.status in ("missing", "timeout"):
+        return None
+    return parse_ls_dev(out.stdout)
+
+
+def _rocminfo(out: ProbeOutput | None) -> RocmInfo | None:
+    if out is None or out.status in ("missing", "timeout"):
+        return None
+    return parse_rocminfo(out.stdout + "\n" + out.stderr)
+
+
+def _smi(static: ProbeOutput | None, rocm_smi: ProbeOutput | None) -> tuple[SmiGpu, ...] | None:
+    if static is not None and static.status == "ok":
+        gpus = parse_amd_smi(static.stdout)
+        if gpus:
+            return tuple(gpus)
+    if rocm_smi is not None and rocm_smi.status == "ok":
+        return tuple(parse_rocm_smi(rocm_smi.stdout))
+    return None
+
+
+def _torch(out: ProbeOutput | None) -> TorchInfo | None:
+    if out is None or out.status == "timeout":
+        return None
+    if out.status == "missing":
+        return TorchInfo(installed=False, error="python not found")
+    return parse_torch(out.stdout)

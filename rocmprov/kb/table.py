@@ -1,0 +1,290 @@
+"""The troubleshooting table: rocmprov/data/kb.yaml loaded into frozen dataclasses.
+
+Pure: `parse_table(document)` turns the YAML document into a `Table` and rejects a malformed
+entry with a `TableError` that names it. `load_table()` reads the packaged file once (cached).
+
+Each pattern gets an *anchor*: a literal substring every match of the pattern must contain.
+The matcher searches the text for anchors only (one pass) and runs the full regexes on the few
+lines around an anchor hit. The anchor is derived from the regex (its longest required literal,
+preferring one that starts with a rare character) unless the entry names one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from re import _constants as sre_constants  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any
+
+SCHEMA = "rocmprov.kb/1"
+CATEGORIES = (
+    "rocm", "hip", "rocr", "rocblas", "miopen", "rccl", "pytorch",
+    "kernel", "dkms", "apt", "container", "wsl",
+)  # fmt: skip
+KINDS = ("root-cause", "symptom", "noise")
+ID_RE = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$")
+PLACEHOLDER_RE = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+MAX_WINDOW = 40
+MIN_ANCHOR = 4
+
+
+class TableError(ValueError):
+    """The troubleshooting table is malformed (a packaging bug, caught by the tests)."""
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One regex of an entry. `lines` > 1: the match may span that many consecutive lines."""
+
+    regex: str
+    anchor: str
+    lines: int = 1
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        return _compile(self.regex, self.lines > 1)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """What changes the answer. `match` maps a capture or context key to a regex; when all match
+    (and `match` is not empty), `fix` replaces the entry's fix."""
+
+    when: str
+    fix: str = ""
+    match: tuple[tuple[str, str], ...] = ()
+
+    def applies(self, values: dict[str, str]) -> bool:
+        if not self.match:
+            return False
+        for key, regex in self.match:
+            value = values.get(key)
+            if value is None or not re.fullmatch(regex, value):
+                return False
+        return True
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    title: str
+    category: str
+    kind: str
+    priority: int
+    patterns: tuple[Pattern, ...]
+    cause: str
+    fix: str
+    sources: tuple[str, ...]
+    conditions: tuple[Condition, ...] = ()
+    harmless: bool = False
+    defaults: tuple[tuple[str, str], ...] = ()  # placeholder values when nothing captured them
+
+
+@dataclass(frozen=True)
+class Table:
+    entries: tuple[Entry, ...]
+    by_id: dict[str, Entry] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+@lru_cache(maxsize=512)
+def _compile(regex: str, multiline: bool) -> re.Pattern[str]:
+    return re.compile(regex, re.MULTILINE if multiline else 0)
+
+
+def _literal_runs(items: Any) -> list[str]:
+    """Literal substrings that every match of the parsed (sub)pattern contains."""
+    runs: list[str] = []
+    current: list[str] = []
+
+    def flush() -> None:
+        if current:
+            runs.append("".join(current))
+            current.clear()
+
+    for op, arg in items:
+        if op is sre_constants.LITERAL:
+            current.append(chr(arg))
+        elif op is sre_constants.SUBPATTERN:
+            # (?P<x>...) or (?:...) without quantifier: its literals are required, in sequence
+            _group, add_flags, del_flags, sub = arg
+            body = list(sub)
+            if add_flags or del_flags:
+                flush()
+            elif body and all(o is sre_constants.LITERAL for o, _a in body):
+                current.extend(chr(a) for _o, a in body)
+            else:
+                flush()
+                runs.extend(_literal_runs(body))
+        elif op is sre_constants.MAX_REPEAT or op is sre_constants.MIN_REPEAT:
+            low, _high, sub = arg
+            flush()
+            if low >= 1:
+                runs.extend(_literal_runs(sub))
+        elif op is sre_constants.AT:
+            continue  # ^ $ \b take no characters
+        else:
+            flush()
+    flush()
+    return runs
+
+
+_LOWER_COST = {**dict.fromkeys("zqxjk", 1), **dict.fromkeys("vbpygfw", 2),
+               **dict.fromkeys("mucld", 3), **dict.fromkeys("hrsnioate", 5)}
+_COMMON = set(" \t0123456789:.-[],=")
+
+
+def _first_char_cost(ch: str) -> int:
+    """How often a character starts a scan candidate in logs (lower is rarer)."""
+    if ch.isupper():
+        return 1
+    if ch.islower():
+        return _LOWER_COST.get(ch, 3)
+    return 6 if ch in _COMMON else 2
+
+
+def derive_anchor(regex: str) -> str:
+    """The best required literal of `regex`: one that starts with a character that is rare in
+    logs (so the one-pass scan tries few positions) and is long enough to be selective."""
+    parsed = sre_parse.parse(regex)
+    candidates: list[str] = []
+    for run in _literal_runs(parsed):
+        for i in range(len(run)):
+            if len(run) - i >= MIN_ANCHOR + 1 or (i == 0 and len(run) >= MIN_ANCHOR):
+                candidates.append(run[i:])
+    if not candidates:
+        return ""
+    return min(candidates, key=lambda c: (_first_char_cost(c[0]), -min(len(c), 24)))
+
+
+def _text(raw: dict[str, Any], key: str, where: str, required: bool = True) -> str:
+    value = raw.get(key, "")
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise TableError(f"{where}: {key} must be text")
+    value = value.strip()
+    if required and not value:
+        raise TableError(f"{where}: {key} is missing")
+    return value
+
+
+def _pattern(raw: Any, where: str) -> Pattern:
+    if isinstance(raw, str):
+        raw = {"regex": raw}
+    if not isinstance(raw, dict) or not isinstance(raw.get("regex"), str):
+        raise TableError(f"{where}: a pattern is a regex or a mapping with 'regex'")
+    regex = raw["regex"]
+    lines = int(raw.get("lines", 1))
+    if not 1 <= lines <= MAX_WINDOW:
+        raise TableError(f"{where}: lines must be 1..{MAX_WINDOW}")
+    try:
+        _compile(regex, lines > 1)
+    except re.error as exc:
+        raise TableError(f"{where}: bad regex {regex!r}: {exc}") from exc
+    if "(?i" in regex:
+        raise TableError(f"{where}: case-insensitive patterns defeat the anchor scan")
+    if lines == 1 and ("\\n" in regex or "\n" in regex):
+        raise TableError(f"{where}: a regex that spans lines needs 'lines: N'")
+    anchor = raw.get("anchor") or derive_anchor(regex)
+    if not isinstance(anchor, str) or len(anchor) < MIN_ANCHOR:
+        raise TableError(f"{where}: no literal of {MIN_ANCHOR}+ characters; give 'anchor'")
+    if "\n" in anchor:
+        raise TableError(f"{where}: an anchor lies on one line")
+    return Pattern(regex=regex, anchor=anchor, lines=lines)
+
+
+def _entry(raw: Any, index: int) -> Entry:
+    if not isinstance(raw, dict):
+        raise TableError(f"entry #{index} is not a mapping")
+    ident = raw.get("id")
+    if not isinstance(ident, str) or not ID_RE.match(ident):
+        raise TableError(f"entry #{index}: id {ident!r} is not dotted/kebab lower case")
+    where = f"entry {ident}"
+    category = _text(raw, "category", where)
+    if category not in CATEGORIES:
+        raise TableError(f"{where}: category {category!r} not in {CATEGORIES}")
+    kind = _text(raw, "kind", where)
+    if kind not in KINDS:
+        raise TableError(f"{where}: kind {kind!r} not in {KINDS}")
+    priority = raw.get("priority", 50)
+    if not isinstance(priority, int) or not 0 <= priority <= 99:
+        raise TableError(f"{where}: priority must be an integer 0..99")
+    patterns = raw.get("patterns")
+    if not isinstance(patterns, list) or not patterns:
+        raise TableError(f"{where}: patterns must be a non-empty list")
+    sources = raw.get("sources")
+    if not isinstance(sources, list) or not sources:
+        raise TableError(f"{where}: sources must be a non-empty list of URLs")
+    for url in sources:
+        if not isinstance(url, str) or not url.startswith("https://"):
+            raise TableError(f"{where}: source {url!r} is not an https URL")
+    conditions = []
+    for cond in raw.get("conditions") or []:
+        if isinstance(cond, str):
+            conditions.append(Condition(when=cond.strip()))
+            continue
+        if not isinstance(cond, dict):
+            raise TableError(f"{where}: a condition is text or a mapping")
+        match = cond.get("match") or {}
+        if not isinstance(match, dict):
+            raise TableError(f"{where}: condition match must be a mapping")
+        conditions.append(
+            Condition(
+                when=_text(cond, "when", where),
+                fix=_text(cond, "fix", where, required=False),
+                match=tuple((str(k), str(v)) for k, v in match.items()),
+            )
+        )
+    defaults = raw.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        raise TableError(f"{where}: defaults must be a mapping")
+    harmless = raw.get("harmless", False)
+    if not isinstance(harmless, bool):
+        raise TableError(f"{where}: harmless must be true or false")
+    if harmless != (kind == "noise"):
+        raise TableError(f"{where}: harmless entries are kind 'noise' and only those")
+    return Entry(
+        id=ident,
+        title=_text(raw, "title", where),
+        category=category,
+        kind=kind,
+        priority=priority,
+        patterns=tuple(_pattern(p, f"{where} pattern {i}") for i, p in enumerate(patterns)),
+        cause=_text(raw, "cause", where),
+        fix=_text(raw, "fix", where),
+        sources=tuple(sources),
+        conditions=tuple(conditions),
+        harmless=harmless,
+        defaults=tuple((str(k), str(v)) for k, v in defaults.items()),
+    )
+
+
+def parse_table(document: Any) -> Table:
+    """Validate a loaded kb.yaml document and build the table (pure)."""
+    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
+        raise TableError(f"the table must be a mapping with schema: {SCHEMA}")
+    raw_entries = document.get("entries")
+    if not isinstance(raw_entries, list) or not raw_entries:
+        raise TableError("the table has no entries")
+    entries = tuple(_entry(raw, i) for i, raw in enumerate(raw_entries))
+    by_id: dict[str, Entry] = {}
+    for entry in entries:
+        if entry.id in by_id:
+            raise TableError(f"duplicate entry id {entry.id}")
+        by_id[entry.id] = entry
+    return Table(entries=entries, by_id=by_id)
+
+
+@lru_cache(maxsize=1)
+def load_table() -> Table:
+    """The packaged troubleshooting table (rocmprov/data/kb.yaml), read and checked once."""
+    import yaml
+
+    text = resources.files("rocmprov.data").joinpath("kb.yaml").read_text(encoding="utf-8")
+    return parse_table(yaml.safe_load(text))

@@ -1,0 +1,66 @@
+"""The human view: problems first, with the fix. Colour off under NO_COLOR or a pipe (rich)."""
+
+from __future__ import annotations
+
+from typing import IO
+
+from rocmprov.model import AuditResult, HostReport, Severity
+
+STYLE = {
+    Severity.OK: "green",
+    Severity.SKIPPED: "dim",
+    Severity.UNKNOWN: "magenta",
+    Severity.WARNING: "yellow",
+    Severity.CRITICAL: "bold red",
+}
+
+
+def render(result: AuditResult, file: IO[str], *, verbose: bool = False) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    # a pipe or file gets a wide table; a terminal gets its own width (COLUMNS is honoured)
+    width = None if file.isatty() else 160
+    console = Console(file=file, highlight=False, soft_wrap=False, width=width)
+    for host in result.hosts:
+        _host(console, host, verbose, Table, Text)
+    if len(result.hosts) > 1:
+        groups = result.groups()
+        table = Table(title=f"Fleet: {len(result.hosts)} hosts", title_justify="left")
+        for col in ("hosts", "severity", "check", "problem"):
+            table.add_column(col)
+        for g in groups:
+            table.add_row(str(len(g.hosts)), Text(g.severity.value, style=STYLE[g.severity]),
+                          g.check, Text(g.summary))
+        if not groups:
+            table.add_row(str(len(result.hosts)), Text("ok", style="green"), "", "no problems")
+        console.print(table)
+    sev = result.severity
+    console.print(Text(f"overall: {sev.value.upper()} (exit {int(result.exit_code)})",
+                       style=STYLE[sev]))
+
+
+def _host(console, host: HostReport, verbose: bool, Table, Text) -> None:  # noqa: ANN001, N803
+    head = Text(f"{host.host}: ", style="bold")
+    head.append(host.severity.value.upper(), style=STYLE[host.severity])
+    if host.failure:
+        head.append(f"  not audited ({host.failure}): {host.message}")
+    console.print(head)
+    shown = [f for f in host.findings
+             if verbose or f.severity not in (Severity.OK, Severity.SKIPPED)]
+    shown.sort(key=lambda f: -f.severity.rank)
+    if shown:
+        table = Table(show_edge=False, pad_edge=False, expand=False)
+        for col in ("severity", "check", "subject", "finding", "fix"):
+            table.add_column(col, overflow="fold")
+        for f in shown:
+            # remote text goes in as Text, never markup: rich would eat "[drm]" as a style tag
+            table.add_row(Text(f.severity.value, style=STYLE[f.severity]), f.check,
+                          Text(f.subject), Text(f.summary), Text(f.fix))
+        console.print(table)
+    passed = sum(1 for f in host.findings if f.severity is Severity.OK)
+    skipped = sum(1 for f in host.findings if f.severity is Severity.SKIPPED)
+    if not verbose and (passed or skipped):
+        console.print(Text(f"  {passed} passed, {skipped} not applicable (--verbose shows them)",
+                           style="dim"))
