@@ -125,7 +125,11 @@ class AuditResult:
         buckets: dict[tuple[str, Severity, str], list[str]] = {}
         for host in self.hosts:
             if host.failure:
-                key = (f"host.{host.failure}", Severity.UNKNOWN, f"host not audited: {host.failure}")
+                key = (
+                    f"host.{host.failure}",
+                    Severity.UNKNOWN,
+                    f"host not audited: {host.failure}",
+                )
                 buckets.setdefault(key, []).append(host.host)
             for f in host.findings:
                 if f.severity.rank >= Severity.UNKNOWN.rank:

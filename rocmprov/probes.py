@@ -25,7 +25,9 @@ class Probe:
 def _need_tool(tool: str, command: str) -> str:
     """Exit 127 (missing) when `tool` is not on PATH, else run `command`."""
     q = shlex.quote(tool)
-    return f"command -v {q} >/dev/null 2>&1 || {{ echo {q}: not installed >&2; exit 127; }}; {command}"
+    return (
+        f"command -v {q} >/dev/null 2>&1 || {{ echo {q}: not installed >&2; exit 127; }}; {command}"
+    )
 
 
 def _read_file(path: str) -> str:
@@ -111,9 +113,13 @@ def build_probes(*, gpu_user: str = "", python: str = "python3") -> tuple[Probe,
             "groups of the GPU user; whether render/video exist",
             f"id -- {user}; echo '--- getent'; getent group render video",
         ),
-        Probe("amdgpu-initstate", "amdgpu driver state", _read_file("/sys/module/amdgpu/initstate")),
+        Probe(
+            "amdgpu-initstate", "amdgpu driver state", _read_file("/sys/module/amdgpu/initstate")
+        ),
         Probe("rocm-version", "installed ROCm release", _read_file("/opt/rocm/.info/version")),
-        Probe("rocminfo", "HSA agents (gfx targets)", _need_tool("rocminfo", "rocminfo"), timeout=60),
+        Probe(
+            "rocminfo", "HSA agents (gfx targets)", _need_tool("rocminfo", "rocminfo"), timeout=60
+        ),
         Probe(
             "rocm-smi",
             "rocm-smi product, VRAM, use",

@@ -13,11 +13,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # so `tests.lab` imports
 
-from tests.lab import Lab, LabHost, unavailable_reason  # noqa: E402
+from tests.lab import Lab, LabHost, unavailable_reason
 
 LAB_HOSTS = int(os.environ.get("ROCMPROV_LAB_HOSTS", "4"))
 
@@ -42,11 +40,15 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """A started Lab with ROCMPROV_LAB_HOSTS (4) hosts: lab.hosts, lab.inventory, lab.connect()."""
     require_lab()
     the_lab = Lab(tmp_path_factory.mktemp("lab"))
+    snapshot = None
     try:
         the_lab.start(LAB_HOSTS)
         yield the_lab
+        snapshot = the_lab.snapshot()
     finally:
         the_lab.stop()
+    if snapshot:
+        assert the_lab.leftovers(*snapshot) == [], "the lab left things behind"
 
 
 @pytest.fixture

@@ -26,15 +26,38 @@ def check_os(facts: HostFacts, policy: Policy) -> list[Finding]:
     rocm = target_rocm(facts, policy)
     os_name = f"{facts.os.id} {facts.os.version_id}".strip()
     if not rocm:
-        return [Finding("os.supported", UNKNOWN, f"{os_name}: no ROCm installed or targeted",
-                        actual=os_name, fix="set rocmprov_rocm_version in the inventory")]
+        return [
+            Finding(
+                "os.supported",
+                UNKNOWN,
+                f"{os_name}: no ROCm installed or targeted",
+                actual=os_name,
+                fix="set rocmprov_rocm_version in the inventory",
+            )
+        ]
     v = support.os_verdict(rocm, facts.os.id, facts.os.version_id)
-    out = [Finding("os.supported", severity(v.status), f"{os_name} on ROCm {rocm}: {v.reason}",
-                   actual=v.actual, expected=v.expected, ref=v.source)]
+    out = [
+        Finding(
+            "os.supported",
+            severity(v.status),
+            f"{os_name} on ROCm {rocm}: {v.reason}",
+            actual=v.actual,
+            expected=v.expected,
+            ref=v.source,
+        )
+    ]
     if facts.kernel:
         k = support.kernel_verdict(rocm, facts.os.id, facts.os.version_id, facts.kernel)
-        out.append(Finding("os.kernel", severity(k.status), f"kernel {facts.kernel}: {k.reason}",
-                           actual=k.actual, expected=k.expected, ref=k.source))
+        out.append(
+            Finding(
+                "os.kernel",
+                severity(k.status),
+                f"kernel {facts.kernel}: {k.reason}",
+                actual=k.actual,
+                expected=k.expected,
+                ref=k.source,
+            )
+        )
     return out
 
 
@@ -45,10 +68,18 @@ def check_iommu(facts: HostFacts, policy: Policy) -> list[Finding]:
         return [Finding("kernel.iommu", UNKNOWN, "kernel command line not collected")]
     if facts.cmdline.get("iommu") == "pt":
         return [Finding("kernel.iommu", OK, "iommu=pt", actual="iommu=pt")]
-    return [Finding("kernel.iommu", WARNING, "iommu=pt not set (AMD recommends it on multi-GPU "
-                    "servers with the IOMMU on)", actual=facts.cmdline.get("iommu", "unset"),
-                    expected="iommu=pt", fix='add iommu=pt to GRUB_CMDLINE_LINUX_DEFAULT in '
-                    '/etc/default/grub, then sudo update-grub and reboot', ref=REF_TUNING)]
+    return [
+        Finding(
+            "kernel.iommu",
+            WARNING,
+            "iommu=pt not set (AMD recommends it on multi-GPU servers with the IOMMU on)",
+            actual=facts.cmdline.get("iommu", "unset"),
+            expected="iommu=pt",
+            fix="add iommu=pt to GRUB_CMDLINE_LINUX_DEFAULT in "
+            "/etc/default/grub, then sudo update-grub and reboot",
+            ref=REF_TUNING,
+        )
+    ]
 
 
 def check_numa(facts: HostFacts, policy: Policy) -> list[Finding]:
@@ -57,10 +88,17 @@ def check_numa(facts: HostFacts, policy: Policy) -> list[Finding]:
     if facts.numa_balancing is None:
         return [Finding("kernel.numa_balancing", UNKNOWN, "numa_balancing not collected")]
     if facts.numa_balancing:
-        return [Finding("kernel.numa_balancing", WARNING, "automatic NUMA balancing is on",
-                        actual=str(facts.numa_balancing), expected="0",
-                        fix="sudo sysctl kernel.numa_balancing=0 (persist in /etc/sysctl.d/)",
-                        ref=REF_TUNING)]
+        return [
+            Finding(
+                "kernel.numa_balancing",
+                WARNING,
+                "automatic NUMA balancing is on",
+                actual=str(facts.numa_balancing),
+                expected="0",
+                fix="sudo sysctl kernel.numa_balancing=0 (persist in /etc/sysctl.d/)",
+                ref=REF_TUNING,
+            )
+        ]
     return [Finding("kernel.numa_balancing", OK, "automatic NUMA balancing off", actual="0")]
 
 
@@ -69,11 +107,20 @@ def check_gpu_manager(facts: HostFacts, policy: Policy) -> list[Finding]:
     if state is None:
         return [Finding("service.gpu-manager", UNKNOWN, "gpu-manager state not collected")]
     if state in ("not-found", ""):
-        return [Finding("service.gpu-manager", OK, "no gpu-manager unit (nothing to do)",
-                        actual="not-found")]
+        return [
+            Finding(
+                "service.gpu-manager", OK, "no gpu-manager unit (nothing to do)", actual="not-found"
+            )
+        ]
     if state == "masked":
         return [Finding("service.gpu-manager", OK, "gpu-manager masked", actual="masked")]
-    return [Finding("service.gpu-manager", WARNING,
-                    f"gpu-manager is {state} (Ubuntu's dual-GPU switcher; rocmprov masks it)",
-                    actual=state, expected="masked",
-                    fix="sudo systemctl disable --now gpu-manager && sudo systemctl mask gpu-manager")]
+    return [
+        Finding(
+            "service.gpu-manager",
+            WARNING,
+            f"gpu-manager is {state} (Ubuntu's dual-GPU switcher; rocmprov masks it)",
+            actual=state,
+            expected="masked",
+            fix="sudo systemctl disable --now gpu-manager && sudo systemctl mask gpu-manager",
+        )
+    ]

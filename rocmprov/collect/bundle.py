@@ -59,9 +59,7 @@ class Bundle:
 # --- scrubbing: secrets and home paths never leave the host in a bundle -----------------------
 
 _SECRET_PATTERNS = (
-    re.compile(
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL
-    ),
+    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL),
     re.compile(
         r"(?i)\b([\w.-]*(?:password|passwd|secret|token|api[_-]?key|access[_-]?key)[\w.-]*)"
         r"(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|\S+)"
@@ -130,24 +128,24 @@ def read_bundle(path: Path) -> Bundle:
     if not path.exists():
         raise UsageError(f"no such bundle: {path}")
     try:
-        if path.is_dir():
-            files = _dir_files(path)
-        else:
-            files = _tar_files(path)
-    except (OSError, tarfile.TarError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read bundle {path}: {exc}") from exc
+        files = _dir_files(path) if path.is_dir() else _tar_files(path)
+    except tarfile.TarError as exc:
+        raise InputError(f"cannot read bundle {path}: not a directory or a tar archive") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"cannot read bundle {path}: {reason}") from exc
     return _from_files(files, str(path))
 
 
 def _dir_files(path: Path) -> dict[str, str]:
-    if not (path / "manifest.json").is_file():
+    if not (path / "manifest.json").exists():
         subdirs = [p for p in path.iterdir() if (p / "manifest.json").is_file()]
         if len(subdirs) == 1:
             path = subdirs[0]
     return {
         p.name: p.read_text(encoding="utf-8", errors="replace")
         for p in path.iterdir()
-        if p.is_file() and (p.name == "manifest.json" or p.suffix == ".out")
+        if p.name == "manifest.json" or (p.is_file() and p.suffix == ".out")
     }
 
 
@@ -188,7 +186,7 @@ def _from_files(files: Mapping[str, str], where: str) -> Bundle:
             rc=_int(entry.get("rc"), 0),
             stdout=stdout,
             stderr=str(entry.get("stderr", "")),
-            duration=float(_int(entry.get("duration"), 0)),
+            duration=_float(entry.get("duration")),
             collected_at=str(entry.get("collected_at", "")),
         )
     meta = {k: v for k, v in manifest.items() if k not in ("probes",)}
@@ -200,3 +198,10 @@ def _int(value: object, default: int) -> int:
         return int(value)  # type: ignore[call-overload]
     except (TypeError, ValueError):
         return default
+
+
+def _float(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0.0

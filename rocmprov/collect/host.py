@@ -14,7 +14,9 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def collect_host(transport: Transport, probes: Iterable[Probe], *, extra: dict | None = None) -> Bundle:
+def collect_host(
+    transport: Transport, probes: Iterable[Probe], *, extra: dict | None = None
+) -> Bundle:
     """Run each probe with its own timeout; a missing tool is recorded, never raised."""
     outputs: dict[str, ProbeOutput] = {}
     for probe in probes:

@@ -12,6 +12,7 @@ from rocmprov.report import FORMATS
 
 HELP = "pre-flight audit of this machine, a support bundle, or every host of an inventory"
 
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("inventory", nargs="?", help="Ansible inventory (default: this machine)")
     parser.add_argument("--local", action="store_true", help="audit this machine (the default)")
@@ -19,10 +20,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="table", help=f"output: {', '.join(FORMATS)}")
     parser.add_argument("--limit", help="Ansible host pattern, as in ansible --limit")
     parser.add_argument("--forks", type=int, default=64, help="hosts audited at once (64)")
-    parser.add_argument("--accept-new", action="store_true",
-                        help="accept and record unknown SSH host keys (changed keys: never)")
-    parser.add_argument("--become", action="store_true",
-                        help="use sudo -n for probes that need root (lspci capabilities, dmesg)")
+    parser.add_argument(
+        "--accept-new",
+        action="store_true",
+        help="accept and record unknown SSH host keys (changed keys: never)",
+    )
+    parser.add_argument(
+        "--become",
+        action="store_true",
+        help="use sudo -n for probes that need root (lspci capabilities, dmesg)",
+    )
     parser.add_argument("--gpu-user", default="", help="user who runs GPU work (default: login)")
     parser.add_argument("--python", default="", help="python whose torch is checked (python3)")
     parser.add_argument("--rocm-version", default="", help="ROCm release the site targets")
@@ -30,12 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--known-hosts", type=Path, help="known_hosts file (~/.ssh/known_hosts)")
     parser.add_argument("-v", "--verbose", action="store_true", help="show passed checks too")
 
+
 def run(args: argparse.Namespace) -> int:
     from rocmprov.report.json_report import error_document
 
     if args.format not in FORMATS:
-        return _fail(args, f"unknown format {args.format!r} (choose from {', '.join(FORMATS)})",
-                     Exit.USAGE)
+        return _fail(
+            args, f"unknown format {args.format!r} (choose from {', '.join(FORMATS)})", Exit.USAGE
+        )
     try:
         result = _audit(args)
     except UsageError as exc:
@@ -48,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
 
     error_document  # noqa: B018 (imported for _fail)
 
-def _audit(args: argparse.Namespace):  # noqa: ANN202
+
+def _audit(args: argparse.Namespace):
     from rocmprov.audit import audit_bundle, audit_local
     from rocmprov.checks.policy import Policy
     from rocmprov.collect.bundle import read_bundle
@@ -61,17 +71,23 @@ def _audit(args: argparse.Namespace):  # noqa: ANN202
     if args.bundle:
         start = time.monotonic()
         bundle = read_bundle(args.bundle)
-        return AuditResult((audit_bundle(bundle, Policy.from_vars(hostvars),
-                                         duration=time.monotonic() - start),))
+        return AuditResult(
+            (audit_bundle(bundle, Policy.from_vars(hostvars), duration=time.monotonic() - start),)
+        )
     if args.inventory:
         from rocmprov.fleet_audit import audit_inventory
 
         return audit_inventory(args, hostvars)
-    report, _ = audit_local(become=args.become, gpu_user=args.gpu_user,
-                            python=args.python or "python3", hostvars=hostvars)
+    report, _ = audit_local(
+        become=args.become,
+        gpu_user=args.gpu_user,
+        python=args.python or "python3",
+        hostvars=hostvars,
+    )
     return AuditResult((report,))
 
-def _render(result, args: argparse.Namespace) -> None:  # noqa: ANN001
+
+def _render(result, args: argparse.Namespace) -> None:
     out = sys.stdout
     if args.format == "json":
         from rocmprov.report import json_report
@@ -90,6 +106,7 @@ def _render(result, args: argparse.Namespace) -> None:  # noqa: ANN001
 
         table.render(result, out, verbose=args.verbose)
     out.flush()
+
 
 def _fail(args: argparse.Namespace, message: str, code: int) -> int:
     import json

@@ -1,18 +1,65 @@
-"""rocmprov collect (not built yet)."""
+"""rocmprov collect: write a support bundle per host (raw probe outputs + manifest)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+import tarfile
+from pathlib import Path
 
-from rocmprov.exitcodes import Exit
+from rocmprov.exitcodes import Exit, UsageError
 
-HELP = "collect (not available yet)"
+HELP = "write a support bundle per host (raw outputs + manifest.json), secrets scrubbed"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    return None
+    parser.add_argument("inventory", nargs="?", help="Ansible inventory (default: this machine)")
+    parser.add_argument("--local", action="store_true", help="collect this machine (the default)")
+    parser.add_argument("-o", "--output", type=Path, required=True, help="directory to write")
+    parser.add_argument("--tar", action="store_true", help="also write <host>.tar.gz per bundle")
+    parser.add_argument("--limit", help="Ansible host pattern")
+    parser.add_argument("--forks", type=int, default=64, help="hosts collected at once (64)")
+    parser.add_argument("--accept-new", action="store_true", help="record unknown host keys")
+    parser.add_argument("--become", action="store_true", help="sudo -n for root-only probes")
+    parser.add_argument("--gpu-user", default="", help="user who runs GPU work")
+    parser.add_argument("--python", default="", help="python whose torch is probed")
+    parser.add_argument("--ssh-config", type=Path, help="ssh_config file")
+    parser.add_argument("--known-hosts", type=Path, help="known_hosts file")
 
 
 def run(args: argparse.Namespace) -> int:
-    print("rocmprov: collect is not available yet", flush=True)
-    return Exit.USAGE
+    from rocmprov.collect.bundle import write_bundle
+
+    if args.inventory and args.local:
+        raise UsageError("give INVENTORY or --local, not both")
+    if args.output.exists() and not args.output.is_dir():
+        raise UsageError(f"not a directory: {args.output}")
+    written = 0
+    failed = 0
+    for bundle, error in _bundles(args):
+        if error:
+            failed += 1
+            print(f"rocmprov: {error}", file=sys.stderr)
+            continue
+        path = write_bundle(bundle, args.output)
+        if args.tar:
+            with tarfile.open(path.with_suffix(".tar.gz"), "w:gz") as tar:
+                tar.add(path, arcname=path.name)
+        written += 1
+        print(f"{bundle.host}: {path}", file=sys.stderr)
+    if failed:
+        return Exit.UNKNOWN
+    return Exit.OK if written else Exit.UNKNOWN
+
+
+def _bundles(args: argparse.Namespace):
+    if args.inventory:
+        from rocmprov.fleet_audit import collect_inventory
+
+        yield from collect_inventory(args)
+        return
+    from rocmprov.collect.local import collect_local
+    from rocmprov.probes import build_probes
+
+    probes = build_probes(gpu_user=args.gpu_user, python=args.python or "python3")
+    yield collect_local(probes, become=args.become), ""

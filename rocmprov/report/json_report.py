@@ -32,8 +32,13 @@ def audit_document(result: AuditResult) -> dict[str, Any]:
         "exit_code": int(result.exit_code),
         "hosts": [host_dict(h) for h in result.hosts],
         "summary": [
-            {"check": g.check, "severity": g.severity.value, "summary": g.summary,
-             "count": len(g.hosts), "hosts": list(g.hosts)}
+            {
+                "check": g.check,
+                "severity": g.severity.value,
+                "summary": g.summary,
+                "count": len(g.hosts),
+                "hosts": list(g.hosts),
+            }
             for g in result.groups()
         ],
         "error": None,
@@ -41,8 +46,14 @@ def audit_document(result: AuditResult) -> dict[str, Any]:
 
 
 def error_document(message: str, code: Exit, schema: str = SCHEMA) -> dict[str, Any]:
-    return {"schema": schema, "rocmprov_version": __version__, "exit_code": int(code),
-            "hosts": [], "summary": [], "error": message}
+    return {
+        "schema": schema,
+        "rocmprov_version": __version__,
+        "exit_code": int(code),
+        "hosts": [],
+        "summary": [],
+        "error": message,
+    }
 
 
 def render(result: AuditResult) -> str:

@@ -40,9 +40,16 @@ def _case(host: str, f: Finding, counts: dict[str, int]) -> ET.Element:
     name = f"{f.check} [{f.subject}]" if f.subject else f.check
     case = ET.Element("testcase", classname=host, name=name)
     counts["tests"] += 1
-    text = "\n".join(x for x in (f"actual: {f.actual}" if f.actual else "",
-                                  f"expected: {f.expected}" if f.expected else "",
-                                  f"fix: {f.fix}" if f.fix else "", f.ref) if x)
+    text = "\n".join(
+        x
+        for x in (
+            f"actual: {f.actual}" if f.actual else "",
+            f"expected: {f.expected}" if f.expected else "",
+            f"fix: {f.fix}" if f.fix else "",
+            f.ref,
+        )
+        if x
+    )
     if f.severity in (Severity.CRITICAL, Severity.WARNING):
         el = ET.SubElement(case, "failure", type=f.severity.value, message=f.summary)
         el.text = text

@@ -16,21 +16,28 @@ def render(result: AuditResult, *, timestamp: float | None = None) -> str:
     ]
     for h in result.hosts:
         for f in h.findings:
-            labels = (f'host="{_label(h.host)}",check="{_label(f.check)}",'
-                      f'subject="{_label(f.subject)}",severity="{f.severity.value}"')
+            labels = (
+                f'host="{_label(h.host)}",check="{_label(f.check)}",'
+                f'subject="{_label(f.subject)}",severity="{f.severity.value}"'
+            )
             lines.append(f"rocmprov_check_status{{{labels}}} {int(f.severity.exit_code)}")
     lines += [
         "# HELP rocmprov_host_status Worst state of the host (Nagios code).",
         "# TYPE rocmprov_host_status gauge",
     ]
-    lines += [f'rocmprov_host_status{{host="{_label(h.host)}"}} {int(h.severity.exit_code)}'
-              for h in result.hosts]
+    lines += [
+        f'rocmprov_host_status{{host="{_label(h.host)}"}} {int(h.severity.exit_code)}'
+        for h in result.hosts
+    ]
     lines += [
         "# HELP rocmprov_host_audited 1 when the host was reached and audited.",
         "# TYPE rocmprov_host_audited gauge",
     ]
-    lines += [f'rocmprov_host_audited{{host="{_label(h.host)}",'
-              f'status="{_label(h.status)}"}} {0 if h.failure else 1}' for h in result.hosts]
+    lines += [
+        f'rocmprov_host_audited{{host="{_label(h.host)}",'
+        f'status="{_label(h.status)}"}} {0 if h.failure else 1}'
+        for h in result.hosts
+    ]
     if timestamp is not None:
         lines += [
             "# HELP rocmprov_audit_timestamp_seconds When the audit ran (Unix time).",

@@ -31,24 +31,30 @@ def render(result: AuditResult, file: IO[str], *, verbose: bool = False) -> None
         for col in ("hosts", "severity", "check", "problem"):
             table.add_column(col)
         for g in groups:
-            table.add_row(str(len(g.hosts)), Text(g.severity.value, style=STYLE[g.severity]),
-                          g.check, Text(g.summary))
+            table.add_row(
+                str(len(g.hosts)),
+                Text(g.severity.value, style=STYLE[g.severity]),
+                g.check,
+                Text(g.summary),
+            )
         if not groups:
             table.add_row(str(len(result.hosts)), Text("ok", style="green"), "", "no problems")
         console.print(table)
     sev = result.severity
-    console.print(Text(f"overall: {sev.value.upper()} (exit {int(result.exit_code)})",
-                       style=STYLE[sev]))
+    console.print(
+        Text(f"overall: {sev.value.upper()} (exit {int(result.exit_code)})", style=STYLE[sev])
+    )
 
 
-def _host(console, host: HostReport, verbose: bool, Table, Text) -> None:  # noqa: ANN001, N803
+def _host(console, host: HostReport, verbose: bool, Table, Text) -> None:
     head = Text(f"{host.host}: ", style="bold")
     head.append(host.severity.value.upper(), style=STYLE[host.severity])
     if host.failure:
         head.append(f"  not audited ({host.failure}): {host.message}")
     console.print(head)
-    shown = [f for f in host.findings
-             if verbose or f.severity not in (Severity.OK, Severity.SKIPPED)]
+    shown = [
+        f for f in host.findings if verbose or f.severity not in (Severity.OK, Severity.SKIPPED)
+    ]
     shown.sort(key=lambda f: -f.severity.rank)
     if shown:
         table = Table(show_edge=False, pad_edge=False, expand=False)
@@ -56,11 +62,17 @@ def _host(console, host: HostReport, verbose: bool, Table, Text) -> None:  # noq
             table.add_column(col, overflow="fold")
         for f in shown:
             # remote text goes in as Text, never markup: rich would eat "[drm]" as a style tag
-            table.add_row(Text(f.severity.value, style=STYLE[f.severity]), f.check,
-                          Text(f.subject), Text(f.summary), Text(f.fix))
+            table.add_row(
+                Text(f.severity.value, style=STYLE[f.severity]),
+                f.check,
+                Text(f.subject),
+                Text(f.summary),
+                Text(f.fix),
+            )
         console.print(table)
     passed = sum(1 for f in host.findings if f.severity is Severity.OK)
     skipped = sum(1 for f in host.findings if f.severity is Severity.SKIPPED)
     if not verbose and (passed or skipped):
-        console.print(Text(f"  {passed} passed, {skipped} not applicable (--verbose shows them)",
-                           style="dim"))
+        console.print(
+            Text(f"  {passed} passed, {skipped} not applicable (--verbose shows them)", style="dim")
+        )

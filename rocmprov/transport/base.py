@@ -47,7 +47,7 @@ class HostUnreachable(Exception):
 
 
 class Transport(Protocol):
-    """Runs `/bin/sh -c COMMAND` on one host. Commands are built with shlex.quote, never f-strings."""
+    """Runs `/bin/sh -c COMMAND` on one host; commands are built with shlex.quote."""
 
     host: str
 

@@ -106,7 +106,7 @@ class LabHost:
 
 
 def run(argv: Sequence[str], check: bool = True, timeout: float = 120,
-        input: str | None = None) -> subprocess.CompletedProcess[str]:  # noqa: A002
+        input: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run argv (never through a shell); raise LabError with its stderr when check fails."""
     cp = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, input=input,
                         check=False)
@@ -182,7 +182,7 @@ def mounted(path: Path) -> bool:
 
 
 def port_open(address: str, port: int, timeout: float = 1.0) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection((address, port), timeout) as s:
+    with contextlib.suppress(OSError), socket.create_connection((address, port), timeout):
         return True
     return False
 
@@ -264,9 +264,9 @@ def cgroup_dirs(rel: str) -> list[Path]:
 def cgroup_pids(rel: str) -> list[int]:
     pids: set[int] = set()
     for top in cgroup_dirs(rel):
-        for procs in top.rglob("cgroup.procs") if top.is_dir() else []:
+        for dirpath, _dirs, _files in os.walk(top):  # walk ignores dirs that vanish meanwhile
             with contextlib.suppress(OSError):
-                pids.update(int(x) for x in procs.read_text().split())
+                pids.update(int(x) for x in Path(dirpath, "cgroup.procs").read_text().split())
     return sorted(pids)
 
 
@@ -431,7 +431,8 @@ class Lab:
             links = set(os.listdir("/sys/class/net"))
             for k in range(MAX_LABS):
                 prefix = f"rpv{k}-"
-                if f"{BRIDGE_PREFIX}{k}" in links or any(x.startswith(prefix) for x in netns | links):
+                taken = any(x.startswith(prefix) for x in netns | links)
+                if taken or f"{BRIDGE_PREFIX}{k}" in links:
                     continue
                 if any(p.exists() for p in cgroup_dirs(f"{CGROUP_TOP}/lab{k}")):
                     continue
@@ -450,7 +451,8 @@ class Lab:
         name = f"rpv{self._num()}-h{i:02d}"
         d = self.workdir / "hosts" / name
         d.mkdir(parents=True, exist_ok=True)
-        return LabHost(name=name, index=i, address=f"{NET_PREFIX}.{self._num()}.{FIRST_HOST_OCTET + i - 1}",
+        address = f"{NET_PREFIX}.{self._num()}.{FIRST_HOST_OCTET + i - 1}"
+        return LabHost(name=name, index=i, address=address,
                        netns=name, veth=name, dir=str(d), key_file=str(self.key_file),
                        known_hosts=str(self.known_hosts), ssh_config=str(self.ssh_config))
 
@@ -537,7 +539,8 @@ class Lab:
         write_file(r / "etc/hosts", f"127.0.0.1\tlocalhost\n{h.address}\t{h.name}\n{others}"
                    "::1\tlocalhost ip6-localhost ip6-loopback\n")
         for f in ident.glob("ssh_host_*"):
-            write_file(r / "etc/ssh" / f.name, f.read_text(), 0o644 if f.suffix == ".pub" else 0o600)
+            mode = 0o644 if f.suffix == ".pub" else 0o600
+            write_file(r / "etc/ssh" / f.name, f.read_text(), mode)
         pub = Path(str(self.key_file) + ".pub").read_text()
         write_file(r / "root/.ssh/authorized_keys", pub, 0o600)
         os.chmod(r / "root/.ssh", 0o700)
@@ -594,7 +597,7 @@ class Lab:
         raise LabError(f"{h.name} is not running")
 
     def exec(self, h: LabHost, argv: Sequence[str], check: bool = True,
-             timeout: float = 120, input: str | None = None  # noqa: A002
+             timeout: float = 120, input: str | None = None
              ) -> subprocess.CompletedProcess[str]:
         """Run argv as root inside the host (all its namespaces), not through SSH."""
         pid = str(self.leader_pid(h))
@@ -650,7 +653,7 @@ class Lab:
             return
         errors: list[str] = []
         with ThreadPoolExecutor(max_workers=8) as pool:
-            for h, err in zip(self.hosts, pool.map(self._stop_one, self.hosts)):
+            for h, err in zip(self.hosts, pool.map(self._stop_one, self.hosts), strict=True):
                 if err:
                     errors.append(f"{h.name}: {err}")
         for p in [*self.servers, self.proxy]:
@@ -754,8 +757,9 @@ class Lab:
         """Drop (timeouts) or reject (refused) TCP to a port of the host; unfirewall undoes it."""
         verdict = {"drop": "drop", "reject": "reject with tcp reset"}[action]
         self.unfirewall(h)
-        rules = (f"table inet {NFT_TABLE} {{ chain input {{ type filter hook input priority 0;"
-                 f" policy accept; tcp dport {int(port)} {verdict}; }} }}\n")
+        rules = (f"table inet {NFT_TABLE} {{\n chain input {{\n"
+                 "  type filter hook input priority 0; policy accept;\n"
+                 f"  tcp dport {int(port)} {verdict}\n }}\n}}\n")
         run(["ip", "netns", "exec", h.netns, "nft", "-f", "-"], input=rules)
 
     def unfirewall(self, h: LabHost) -> None:

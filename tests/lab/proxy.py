@@ -27,20 +27,20 @@ class ProxyHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"  # one request per connection: simple and enough for apt
     allowed: frozenset[str] = frozenset()
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         sys.stdout.write(f"{time.strftime('%H:%M:%S')} {self.client_address[0]} {format % args}\n")
         sys.stdout.flush()
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self.forward()
 
-    def do_HEAD(self) -> None:  # noqa: N802
+    def do_HEAD(self) -> None:
         self.forward()
 
     def refuse(self) -> None:
         self.send_error(405, "lab proxy: only GET and HEAD")
 
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_CONNECT = refuse  # noqa: N815
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_CONNECT = refuse
 
     def target(self) -> tuple[str, str] | None:
         url = urlsplit(self.path)

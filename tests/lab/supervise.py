@@ -32,7 +32,7 @@ def nspawn_argv(name: str, netns: str, root: str) -> list[str]:
 
 
 def join_cgroups(cgroups: list[str]) -> None:
-    """Runs in the child before exec: move this process into the host's cgroups."""
+    """Move this process (and so the nspawn it starts) into the host's own cgroups."""
     pid = str(os.getpid())
     for cg in cgroups:
         Path(cg, "cgroup.procs").write_text(pid)
@@ -55,16 +55,14 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    join_cgroups(args.cgroup)  # nspawn (our child) starts there and makes its own below
     argv = nspawn_argv(args.name, args.netns, args.root)
     rc = 0
     for boot in range(1, args.max_boots + 1):
         if stopping:
             break
         log(f"boot {boot}: {' '.join(argv)}")
-        child = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL,
-            preexec_fn=lambda: join_cgroups(args.cgroup),  # noqa: PLW0108
-        )
+        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
         if stopping:
             child.send_signal(signal.SIGTERM)
         rc = child.wait()

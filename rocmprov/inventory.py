@@ -1,0 +1,204 @@
+"""Hosts from an Ansible inventory, resolved by Ansible itself (`ansible-inventory --list`).
+
+Ansible does the parsing (INI, YAML, ranges, children, group_vars/host_vars, plugins) and the
+`--limit` patterns, so a host list here is exactly the one `ansible-playbook` would use. This
+module only turns Ansible's JSON into `HostSpec`s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rocmprov.exitcodes import UsageError
+
+INVENTORY_TIMEOUT = 120.0  # a dynamic inventory plugin may be slow; never wait forever
+_TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})
+_FALSE = frozenset({"0", "false", "no", "off", "n", "f", ""})
+_AUTO_PYTHON = frozenset({"auto", "auto_silent", "auto_legacy", "auto_legacy_silent"})
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """One inventory host as rocmprov connects to it (Ansible's variable names in brackets)."""
+
+    name: str  # inventory_hostname
+    address: str  # ansible_host, else the name
+    port: int | None = None  # ansible_port; None: ssh_config's, else 22
+    user: str | None = None  # ansible_user; None: ssh_config's, else the local user
+    key_file: str | None = None  # ansible_ssh_private_key_file, ~ expanded
+    become: bool = False  # ansible_become
+    become_user: str | None = None  # ansible_become_user; None means root
+    gpu_user: str = ""  # rocmprov_gpu_user: who runs GPU work; "" is the login user
+    python: str = "python3"  # rocmprov_python, else ansible_python_interpreter
+    vars: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def connection(self) -> str:
+        """ansible_connection: "ssh" unless the inventory says e.g. "local"."""
+        return str(self.vars.get("ansible_connection") or "ssh")
+
+
+def ansible_inventory_bin() -> str:
+    """`ansible-inventory` beside this interpreter (same venv) first, else the one on PATH."""
+    beside = Path(sys.executable).parent / "ansible-inventory"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which("ansible-inventory")
+    if found is None:
+        raise UsageError("ansible-inventory not found: install ansible-core (pip install rocmprov)")
+    return found
+
+
+def load_inventory(
+    inventory: str | os.PathLike[str],
+    *,
+    limit: str | None = None,
+    timeout: float = INVENTORY_TIMEOUT,
+) -> list[HostSpec]:
+    """The hosts of `inventory` (a path, or Ansible's "h1,h2," list) matching `limit`.
+
+    Order: Ansible's inventory order (groups depth-first from `all`). Raises UsageError with one
+    line when the inventory does not exist, Ansible cannot parse it, or nothing matches.
+    """
+    source = os.fspath(inventory)
+    if not source:
+        raise UsageError("no inventory given")
+    if "," not in source and not Path(source).expanduser().exists():
+        raise UsageError(f"no such inventory: {source}")
+    data = _run_ansible_inventory(source, limit, timeout)
+    names = _host_order(data)
+    if not names:
+        where = f" matching --limit {limit!r}" if limit else ""
+        raise UsageError(f"no hosts{where} in inventory {source}")
+    hostvars = data.get("_meta", {}).get("hostvars", {})
+    return [host_spec(name, hostvars.get(name) or {}) for name in names]
+
+
+def _run_ansible_inventory(source: str, limit: str | None, timeout: float) -> dict[str, Any]:
+    argv = [ansible_inventory_bin(), "-i", source, "--list"]
+    if limit:
+        argv += ["--limit", limit]
+    env = {
+        **os.environ,
+        # an inventory Ansible cannot parse is an error, not a warning and an empty list
+        "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
+        "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED": "True",
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_FORCE_COLOR": "0",
+        "ANSIBLE_DEPRECATION_WARNINGS": "False",
+    }
+    try:
+        proc = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise UsageError(f"ansible-inventory -i {source} took over {timeout:g}s") from exc
+    except OSError as exc:
+        raise UsageError(f"cannot run ansible-inventory: {exc.strerror or exc}") from exc
+    if proc.returncode != 0:
+        raise UsageError(f"inventory {source}: {_ansible_error(proc.stderr)}")
+    try:
+        data = json.loads(proc.stdout)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"inventory {source}: ansible-inventory gave no JSON ({exc.msg})") from exc
+    if not isinstance(data, dict):
+        raise UsageError(f"inventory {source}: ansible-inventory gave unexpected JSON")
+    return data
+
+
+def _ansible_error(stderr: str) -> str:
+    """The one line of Ansible's stderr that says what is wrong."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    for ln in lines:
+        if ln.startswith("[ERROR]:") or ln.startswith("ERROR!"):
+            return ln.split(":", 1)[1].strip() if ln.startswith("[ERROR]") else ln[6:].strip()
+    return lines[-1] if lines else "ansible-inventory failed"
+
+
+def _host_order(data: Mapping[str, Any]) -> list[str]:
+    """Hosts in Ansible's order: from `all`, each group's hosts, then its children, depth-first."""
+    seen_groups: set[str] = set()
+    seen_hosts: dict[str, None] = {}
+    stack = ["all"]
+    while stack:
+        group = stack.pop()
+        if group in seen_groups:
+            continue
+        seen_groups.add(group)
+        node = data.get(group) or {}
+        for host in node.get("hosts") or []:
+            seen_hosts.setdefault(host, None)
+        stack.extend(reversed(node.get("children") or []))
+    return list(seen_hosts)
+
+
+def host_spec(name: str, hostvars: Mapping[str, Any]) -> HostSpec:
+    """One host's connection settings from its Ansible variables (deprecated aliases honoured)."""
+    v = dict(hostvars)
+
+    def first(*keys: str) -> Any:
+        for key in keys:
+            if v.get(key) not in (None, ""):
+                return v[key]
+        return None
+
+    port = first("ansible_port", "ansible_ssh_port")
+    key_file = first("ansible_ssh_private_key_file", "ansible_private_key_file")
+    python = first("rocmprov_python") or first("ansible_python_interpreter")
+    if python is None or str(python) in _AUTO_PYTHON:
+        python = "python3"
+    user = first("ansible_user", "ansible_ssh_user", "ansible_remote_user")
+    become_user = first("ansible_become_user")
+    return HostSpec(
+        name=name,
+        address=str(first("ansible_host", "ansible_ssh_host") or name),
+        port=_port(name, port),
+        user=str(user) if user is not None else None,
+        key_file=os.path.expanduser(str(key_file)) if key_file is not None else None,
+        become=_bool(name, "ansible_become", first("ansible_become")),
+        become_user=str(become_user) if become_user is not None else None,
+        gpu_user=str(first("rocmprov_gpu_user") or ""),
+        python=str(python),
+        vars=v,
+    )
+
+
+def _port(host: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    try:
+        port = int(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"{host}: ansible_port {value!r} is not a number") from None
+    if not 0 < port < 65536:
+        raise UsageError(f"{host}: ansible_port {port} is out of range")
+    return port
+
+
+def _bool(host: str, key: str, value: Any) -> bool:
+    """Ansible's boolean(): INI gives strings ("yes", "true"), YAML gives real booleans."""
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise UsageError(f"{host}: {key} {value!r} is not a boolean")
+

@@ -1,0 +1,119 @@
+"""The command line as a user meets it: help, version, exit codes, bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from rocmprov import __version__
+from rocmprov.cli import COMMANDS, build_parser
+from rocmprov.exitcodes import Exit
+from tests.helpers import assert_one_line_error, rocmprov
+
+
+def test_version_and_help() -> None:
+    run = rocmprov("--version")
+    assert run.rc == 0 and run.stdout.strip() == f"rocmprov {__version__}"
+    run = rocmprov("--help")
+    assert run.rc == 0
+    for name in COMMANDS:
+        assert name in run.stdout
+
+
+def test_help_does_not_import_ansible_or_paramiko() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from rocmprov.cli import build_parser; build_parser(); "
+        "heavy = [m for m in ('ansible', 'ansible_runner', 'paramiko', 'rich', 'pyudev') "
+        "if m in sys.modules]; print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--no-such-flag"],
+        ["audit", "--no-such-flag"],
+        ["audit", "--format", "yaml"],
+        ["nonsense"],
+        ["audit", "--bundle", "/nonexistent/bundle"],
+        ["collect"],
+    ],
+)
+def test_usage_errors_exit_64_with_one_line(argv: list[str]) -> None:
+    run = rocmprov(*argv)
+    assert run.rc == Exit.USAGE, run
+    assert_one_line_error(run)
+
+
+def test_unknown_format_in_json_mode_still_one_document() -> None:
+    run = rocmprov("audit", "--bundle", "/nonexistent", "--format", "json")
+    assert run.rc == Exit.USAGE
+    doc = json.loads(run.stdout)
+    assert doc["schema"] == "rocmprov.audit/1"
+    assert "no such bundle" in doc["error"]
+
+
+def test_bad_bundles_exit_3(tmp_path: Path) -> None:
+    not_tar = tmp_path / "garbage.tar.gz"
+    not_tar.write_bytes(b"\x00\x01 not a tarball")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "manifest.json").write_text('{"schema": "someone.else/2", "probes": []}')
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "manifest.json").write_text("{not json")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for path, needle in (
+        (not_tar, "cannot read"),
+        (other, "someone.else/2"),
+        (broken, "not JSON"),
+        (empty, "no manifest"),
+    ):
+        run = rocmprov("audit", "--bundle", str(path))
+        assert run.rc == Exit.UNKNOWN, (path, run)
+        assert_one_line_error(run)
+        assert needle in run.stderr
+
+
+def test_unreadable_bundle_exit_3(tmp_path: Path) -> None:
+    d = tmp_path / "b"
+    d.mkdir()
+    (d / "manifest.json").mkdir()  # unreadable as a file, even for root
+    (d / "uname.out").write_text("6.8.0\n")
+    run = rocmprov("audit", "--bundle", str(d))
+    assert run.rc == Exit.UNKNOWN
+    assert_one_line_error(run)
+    assert "cannot read bundle" in run.stderr
+
+
+def test_every_command_has_help() -> None:
+    parser = build_parser()
+    for name in COMMANDS:
+        run = rocmprov(name, "--help")
+        assert run.rc == 0, name
+        assert name in run.stdout
+    assert parser.prog == "rocmprov"
+
+
+def test_help_is_fast() -> None:
+    import sys
+
+    exe = shutil.which("rocmprov", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("console script not on PATH (package not installed)")
+    import subprocess
+
+    start = time.monotonic()
+    subprocess.run([exe, "--help"], capture_output=True, check=True)
+    # generous bound: a regression to importing ansible at start-up takes seconds
+    assert time.monotonic() - start < 3.0
