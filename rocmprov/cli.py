@@ -39,7 +39,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_libraries() -> None:
+    """paramiko logs tracebacks of failed handshakes; failures reach the user as one line."""
+    import logging
+
+    for name in ("paramiko", "ansible_runner"):
+        logger = logging.getLogger(name)
+        logger.addHandler(logging.NullHandler())
+        logger.propagate = False
+
+
 def main(argv: list[str] | None = None) -> int:
+    _quiet_libraries()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "_module", None):

@@ -20,13 +20,13 @@ from rocmprov.parse.system import (
     DkmsModule,
     OsRelease,
     UserGroups,
+    infer_os_release,
     parse_cmdline,
     parse_dkms,
     parse_groups,
     parse_int,
     parse_ls_dev,
     parse_modules,
-    parse_os_release,
     parse_secureboot,
     parse_uname,
     parse_unit_state,
@@ -105,7 +105,7 @@ def build_facts(bundle: Bundle) -> HostFacts:
     return HostFacts(
         host=bundle.host,
         probe_status=status,
-        os=parse_os_release(text) if text is not None else None,
+        os=infer_os_release(text) if text is not None else None,
         kernel=parse_uname(uname) if uname is not None else None,
         cmdline=parse_cmdline(cmd) if cmd is not None else None,
         pci=pci,
@@ -116,14 +116,18 @@ def build_facts(bundle: Bundle) -> HostFacts:
         devnodes=_devnodes(g("kfd")),
         groups=_parsed(g("groups"), parse_groups),
         rocm_version=(
-            None if rocm is None else "" if rocm.status == "missing" else
-            parse_version_file(rocm.stdout)
+            None
+            if rocm is None
+            else ""
+            if rocm.status == "missing"
+            else parse_version_file(rocm.stdout)
         ),
         rocminfo=_rocminfo(g("rocminfo")),
         smi_gpus=_smi(g("amd-smi-static"), g("rocm-smi")),
         dmesg=_ok(g("dmesg")),
-        dkms=tuple(parse_dkms(g("dkms").stdout)) if g("dkms") and g("dkms").status == "ok" else (
-            () if g("dkms") and g("dkms").status == "missing" else None),
+        dkms=tuple(parse_dkms(g("dkms").stdout))
+        if g("dkms") and g("dkms").status == "ok"
+        else (() if g("dkms") and g("dkms").status == "missing" else None),
         secureboot=_parsed(g("secureboot"), parse_secureboot),
         numa_balancing=_parsed(g("numa-balancing"), parse_int),
         gpu_manager=_parsed(g("gpu-manager"), parse_unit_state),
@@ -147,8 +151,9 @@ def _pci(
         for d in parse_pci_sysfs(sysfs.stdout):
             other = named.get(d.bdf)
             if other is not None:
-                d = replace(d, name=other.name, caps_denied=other.caps_denied,
-                            downgraded=other.downgraded)
+                d = replace(
+                    d, name=other.name, caps_denied=other.caps_denied, downgraded=other.downgraded
+                )
             merged.append(d)
         return tuple(merged), "sysfs", denied
     if from_lspci:

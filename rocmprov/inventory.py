@@ -201,4 +201,3 @@ def _bool(host: str, key: str, value: Any) -> bool:
     if text in _FALSE:
         return False
     raise UsageError(f"{host}: {key} {value!r} is not a boolean")
-

@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import require_lab
 from tests.lab import Lab, LabHost
+from tests.lab.aptrepo import DebSpec, build_repo
 from tests.lab.lab import ssh_banner
 
 pytestmark = pytest.mark.lab
@@ -113,37 +114,30 @@ def test_apt_install_from_debian_through_the_proxy(lab: Lab, clean_host: LabHost
     assert "/pool/main/h/hello/hello_" in log
 
 
-def build_local_repo(tmp_path: Path) -> Path:
-    pkg, repo = tmp_path / "pkg", tmp_path / "repo"
-    (pkg / "DEBIAN").mkdir(parents=True)
-    (pkg / "usr/share/rocmprov-lab-dummy").mkdir(parents=True)
-    (pkg / "usr/share/rocmprov-lab-dummy/ok").write_text("from the local repo\n")
-    (pkg / "DEBIAN/control").write_text(
-        "Package: rocmprov-lab-dummy\nVersion: 1.0\nArchitecture: all\n"
-        "Maintainer: rocmprov lab <lab@localhost>\nDescription: rocmprov lab test package\n")
-    repo.mkdir()
-    subprocess.run(["dpkg-deb", "--root-owner-group", "--build", str(pkg),
-                    str(repo / "rocmprov-lab-dummy_1.0_all.deb")], check=True,
-                   capture_output=True)
-    packages = subprocess.run(["dpkg-scanpackages", "--multiversion", "."], cwd=repo, check=True,
-                              capture_output=True, text=True).stdout
-    (repo / "Packages").write_text(packages)
-    return repo
-
-
-def test_apt_install_from_a_local_repository(lab: Lab, clean_host: LabHost,
-                                             tmp_path: Path) -> None:
-    url = lab.serve_dir(build_local_repo(tmp_path))
+def test_apt_install_from_a_signed_local_repository(lab: Lab, clean_host: LabHost,
+                                                    tmp_path: Path) -> None:
+    pkg = DebSpec("rocmprov-lab-dummy", "1.0",
+                  files={"/usr/share/rocmprov-lab-dummy/ok": "from the local repo\n"})
+    repo = build_repo(tmp_path / "repo", [pkg], suite="lab", component="main")
+    assert repo.keyring is not None
+    url = lab.serve_dir(repo.root)
     assert url.startswith(f"http://{lab.gateway}:")
-    only_local = ("-o Dir::Etc::SourceList=sources.list.d/lab-local.list"
-                  " -o Dir::Etc::SourceParts=- -o APT::Get::List-Cleanup=0")
+    keyring = "/etc/apt/keyrings/rocmprov-lab.gpg"
+    (clean_host.root / keyring.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(repo.keyring, clean_host.root / keyring.lstrip("/"))
+    (clean_host.root / "etc/apt/sources.list.d/lab.sources").write_text(repo.deb822(url, keyring))
+    only_local = "-o Dir::Etc::SourceList=/dev/null -o APT::Get::List-Cleanup=0"
     with lab.connect(clean_host, user="admin") as c:
-        ok(c, f"echo 'deb [trusted=yes] {url} ./' | sudo -n tee "
-              "/etc/apt/sources.list.d/lab-local.list")
         ok(c, f"sudo -n apt-get update -q {only_local}")
         ok(c, "sudo -n DEBIAN_FRONTEND=noninteractive apt-get install -y -q rocmprov-lab-dummy")
         assert ok(c, "cat /usr/share/rocmprov-lab-dummy/ok") == "from the local repo\n"
         assert ok(c, "dpkg-query -W -f '${Version}' rocmprov-lab-dummy") == "1.0"
+        # with another key in Signed-By the repository is refused
+        other = build_repo(tmp_path / "other", [pkg], suite="lab")
+        assert other.keyring is not None
+        shutil.copyfile(other.keyring, clean_host.root / keyring.lstrip("/"))
+        _rc, out, err = sh(c, f"sudo -n apt-get update -q {only_local}")  # rc 0: old lists kept
+        assert "NO_PUBKEY" in out + err and "is not updated" in out + err, out + err
 
 
 def test_systemctl_mask_is_real(lab: Lab, clean_host: LabHost) -> None:
@@ -180,6 +174,8 @@ def test_reboot_inside_a_host_comes_back(lab: Lab, clean_host: LabHost) -> None:
         assert sh(c, "test -e /run/before-reboot")[0] == 1  # /run is new: it really booted
         ok(c, "test -e /var/tmp/kept")  # the disk is kept
         assert ok(c, "cut -d' ' -f22 /proc/1/stat").strip() != pid1_start
+    reboot = run_ansible(lab, "--limit", h.name, "-m", "ansible.builtin.reboot")
+    assert reboot.returncode == 0 and '"rebooted": true' in reboot.stdout, reboot.stdout
 
 
 def refused(h: LabHost) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rocmprov.checks import driver, gpu, pcie, software, system
+from rocmprov.checks import dmesg, driver, gpu, pcie, software, system
 from rocmprov.checks.policy import Policy
 from rocmprov.facts import HostFacts
 from rocmprov.model import Finding, Severity
@@ -22,6 +22,7 @@ CHECKS: tuple[Check, ...] = (
     driver.check_groups,
     driver.check_dkms,
     driver.check_secureboot,
+    dmesg.check_dmesg,
     system.check_os,
     system.check_iommu,
     system.check_numa,
@@ -40,6 +41,11 @@ def run_checks(facts: HostFacts, policy: Policy | None = None) -> tuple[Finding,
             findings.extend(check(facts, policy))
         except Exception as exc:  # a parser gap must never hide the other checks
             name = f"{check.__module__.rsplit('.', 1)[-1]}.{check.__name__}"
-            findings.append(Finding(f"internal.{name}", Severity.UNKNOWN,
-                                    f"check failed on these facts: {type(exc).__name__}: {exc}"))
+            findings.append(
+                Finding(
+                    f"internal.{name}",
+                    Severity.UNKNOWN,
+                    f"check failed on these facts: {type(exc).__name__}: {exc}",
+                )
+            )
     return tuple(findings)

@@ -10,7 +10,9 @@ from rocmprov.model import Finding
 REF_PERMS = (
     "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/prerequisites.html"
 )
-REF_DKMS = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/amdgpu-install.html"
+REF_DKMS = (
+    "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/amdgpu-install.html"
+)
 
 
 def check_amdgpu(facts: HostFacts, policy: Policy) -> list[Finding]:
@@ -19,13 +21,30 @@ def check_amdgpu(facts: HostFacts, policy: Policy) -> list[Finding]:
     if facts.modules is None and facts.amdgpu_initstate is None:
         return [Finding("driver.amdgpu", UNKNOWN, "loaded modules not collected")]
     if "amdgpu" not in (facts.modules or ()):
-        return [Finding("driver.amdgpu", CRITICAL, "amdgpu driver not loaded", actual="not loaded",
-                        expected="loaded", fix="sudo apt install amdgpu-dkms && sudo modprobe amdgpu;"
-                        " then see `sudo dmesg | grep -i amdgpu`", ref=REF_DKMS)]
+        return [
+            Finding(
+                "driver.amdgpu",
+                CRITICAL,
+                "amdgpu driver not loaded",
+                actual="not loaded",
+                expected="loaded",
+                fix="sudo apt install amdgpu-dkms && sudo modprobe amdgpu;"
+                " then see `sudo dmesg | grep -i amdgpu`",
+                ref=REF_DKMS,
+            )
+        ]
     state = facts.amdgpu_initstate or ""
     if state and state != "live":
-        return [Finding("driver.amdgpu", CRITICAL, f"amdgpu initstate {state}", actual=state,
-                        expected="live", fix="sudo dmesg | grep -i amdgpu  # why init failed")]
+        return [
+            Finding(
+                "driver.amdgpu",
+                CRITICAL,
+                f"amdgpu initstate {state}",
+                actual=state,
+                expected="live",
+                fix="sudo dmesg | grep -i amdgpu  # why init failed",
+            )
+        ]
     return [Finding("driver.amdgpu", OK, "amdgpu loaded" + (f" ({state})" if state else ""))]
 
 
@@ -38,17 +57,34 @@ def check_nodes(facts: HostFacts, policy: Policy) -> list[Finding]:
     if "/dev/kfd" in facts.devnodes:
         out.append(Finding("driver.kfd", OK, "/dev/kfd present"))
     else:
-        out.append(Finding("driver.kfd", CRITICAL, "/dev/kfd missing", actual="absent",
-                           expected="character device 238:0 (or dynamic)",
-                           fix="load amdgpu (sudo modprobe amdgpu); in a container pass "
-                           "--device=/dev/kfd --device=/dev/dri", ref=REF_PERMS))
+        out.append(
+            Finding(
+                "driver.kfd",
+                CRITICAL,
+                "/dev/kfd missing",
+                actual="absent",
+                expected="character device 238:0 (or dynamic)",
+                fix="load amdgpu (sudo modprobe amdgpu); in a container pass "
+                "--device=/dev/kfd --device=/dev/dri",
+                ref=REF_PERMS,
+            )
+        )
     render = sorted(p for p in facts.devnodes if p.startswith("/dev/dri/renderD"))
     if render:
-        out.append(Finding("driver.render", OK, f"{len(render)} render node(s)",
-                           actual=", ".join(render)))
+        out.append(
+            Finding("driver.render", OK, f"{len(render)} render node(s)", actual=", ".join(render))
+        )
     else:
-        out.append(Finding("driver.render", CRITICAL, "no /dev/dri/renderD* node",
-                           actual="none", fix="sudo modprobe amdgpu; check dmesg", ref=REF_PERMS))
+        out.append(
+            Finding(
+                "driver.render",
+                CRITICAL,
+                "no /dev/dri/renderD* node",
+                actual="none",
+                fix="sudo modprobe amdgpu; check dmesg",
+                ref=REF_PERMS,
+            )
+        )
     return out
 
 
@@ -60,11 +96,18 @@ def check_groups(facts: HostFacts, policy: Policy) -> list[Finding]:
         return [Finding("user.groups", OK, "GPU user is root", actual="root")]
     missing = sorted({"render", "video"} - g.groups)
     if missing:
-        return [Finding("user.groups", CRITICAL if "render" in missing else WARNING,
-                        f"{g.user} not in {' and '.join(missing)}", subject=g.user,
-                        actual=",".join(sorted(g.groups)), expected="render,video",
-                        fix=f"sudo usermod -aG render,video {g.user}  # then log in again",
-                        ref=REF_PERMS)]
+        return [
+            Finding(
+                "user.groups",
+                CRITICAL if "render" in missing else WARNING,
+                f"{g.user} not in {' and '.join(missing)}",
+                subject=g.user,
+                actual=",".join(sorted(g.groups)),
+                expected="render,video",
+                fix=f"sudo usermod -aG render,video {g.user}  # then log in again",
+                ref=REF_PERMS,
+            )
+        ]
     return [Finding("user.groups", OK, f"{g.user} in render and video", subject=g.user)]
 
 
@@ -79,15 +122,31 @@ def check_dkms(facts: HostFacts, policy: Policy) -> list[Finding]:
     here = [m for m in mods if m.kernel == facts.kernel]
     if not here:
         kernels = ", ".join(sorted({m.kernel for m in mods}))
-        return [Finding("driver.dkms", CRITICAL, f"amdgpu DKMS not built for {facts.kernel}",
-                        actual=f"built for {kernels}", expected=f"installed for {facts.kernel}",
-                        fix=f"sudo apt install linux-headers-{facts.kernel} && sudo dkms autoinstall"
-                        f"  # then read /var/lib/dkms/amdgpu/*/build/make.log", ref=REF_DKMS)]
+        return [
+            Finding(
+                "driver.dkms",
+                CRITICAL,
+                f"amdgpu DKMS not built for {facts.kernel}",
+                actual=f"built for {kernels}",
+                expected=f"installed for {facts.kernel}",
+                fix=f"sudo apt install linux-headers-{facts.kernel} && sudo dkms autoinstall"
+                f"  # then read /var/lib/dkms/amdgpu/*/build/make.log",
+                ref=REF_DKMS,
+            )
+        ]
     bad = [m for m in here if m.state != "installed"]
     if bad:
-        return [Finding("driver.dkms", CRITICAL, f"amdgpu DKMS {bad[0].state} for {facts.kernel}",
-                        actual=bad[0].state, expected="installed", fix="sudo dkms autoinstall",
-                        ref=REF_DKMS)]
+        return [
+            Finding(
+                "driver.dkms",
+                CRITICAL,
+                f"amdgpu DKMS {bad[0].state} for {facts.kernel}",
+                actual=bad[0].state,
+                expected="installed",
+                fix="sudo dkms autoinstall",
+                ref=REF_DKMS,
+            )
+        ]
     return [Finding("driver.dkms", OK, f"amdgpu {here[0].version} installed for {facts.kernel}")]
 
 
@@ -96,8 +155,15 @@ def check_secureboot(facts: HostFacts, policy: Policy) -> list[Finding]:
         return [Finding("boot.secureboot", UNKNOWN, "secure boot state not collected (mokutil)")]
     dkms_amdgpu = any(m.name == "amdgpu" for m in facts.dkms or ())
     if facts.secureboot == "enabled" and dkms_amdgpu:
-        return [Finding("boot.secureboot", WARNING,
-                        "secure boot on with a DKMS amdgpu: the module must be signed (MOK)",
-                        actual="enabled", fix="sudo mokutil --import /var/lib/dkms/mok.pub; reboot "
-                        "and enroll the key (or disable secure boot)", ref=REF_DKMS)]
+        return [
+            Finding(
+                "boot.secureboot",
+                WARNING,
+                "secure boot on with a DKMS amdgpu: the module must be signed (MOK)",
+                actual="enabled",
+                fix="sudo mokutil --import /var/lib/dkms/mok.pub; reboot "
+                "and enroll the key (or disable secure boot)",
+                ref=REF_DKMS,
+            )
+        ]
     return [Finding("boot.secureboot", OK, f"secure boot {facts.secureboot or 'unknown'}")]

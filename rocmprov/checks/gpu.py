@@ -27,13 +27,23 @@ def describe_gpu(dev: PciDevice, torch_names: tuple[str, ...] = ()) -> str:
 
 def check_present(facts: HostFacts, policy: Policy) -> list[Finding]:
     if facts.pci is None:
-        return [Finding("gpu.amd.present", UNKNOWN, "PCI devices not collected",
-                        actual="not collected", fix="collect as a user who can read /sys")]
+        return [
+            Finding(
+                "gpu.amd.present",
+                UNKNOWN,
+                "PCI devices not collected",
+                actual="not collected",
+                fix="collect as a user who can read /sys",
+            )
+        ]
     gpus = facts.amd_gpus
     if gpus:
         names = ", ".join(sorted({d.name or f"1002:{d.device_id}" for d in gpus}))
-        return [Finding("gpu.amd.present", OK, f"{len(gpus)} AMD GPU(s): {names}",
-                        actual=str(len(gpus)))]
+        return [
+            Finding(
+                "gpu.amd.present", OK, f"{len(gpus)} AMD GPU(s): {names}", actual=str(len(gpus))
+            )
+        ]
     torch_names = facts.torch.devices if facts.torch else ()
     others = [describe_gpu(d, torch_names) for d in facts.pci if d.is_gpu]
     found = f"found {'; '.join(others)}" if others else "no GPU of any vendor"
@@ -62,11 +72,17 @@ def check_count(facts: HostFacts, policy: Policy) -> list[Finding]:
         counts["expected"] = policy.expected_gpu_count
     actual = ", ".join(f"{k}={v}" for k, v in counts.items())
     if len(set(counts.values())) > 1:
-        return [Finding("gpu.count", CRITICAL, f"GPU counts disagree ({actual})", actual=actual,
-                        expected="the same count everywhere",
-                        fix="a GPU the driver did not bring up: see `sudo dmesg | grep -i amdgpu`")]
-    return [Finding("gpu.count", OK, f"{counts['pci']} GPU(s) seen by every source",
-                    actual=actual)]
+        return [
+            Finding(
+                "gpu.count",
+                CRITICAL,
+                f"GPU counts disagree ({actual})",
+                actual=actual,
+                expected="the same count everywhere",
+                fix="a GPU the driver did not bring up: see `sudo dmesg | grep -i amdgpu`",
+            )
+        ]
+    return [Finding("gpu.count", OK, f"{counts['pci']} GPU(s) seen by every source", actual=actual)]
 
 
 def check_gfx(facts: HostFacts, policy: Policy) -> list[Finding]:
@@ -75,18 +91,32 @@ def check_gfx(facts: HostFacts, policy: Policy) -> list[Finding]:
     if not facts.amd_gpus:
         return [skipped("gpu.gfx")]
     if facts.rocminfo is None or not facts.rocminfo.gpus:
-        return [Finding("gpu.gfx", UNKNOWN, "no gfx target known (rocminfo gave no GPU agent)",
-                        fix="install rocminfo and make /dev/kfd usable")]
+        return [
+            Finding(
+                "gpu.gfx",
+                UNKNOWN,
+                "no gfx target known (rocminfo gave no GPU agent)",
+                fix="install rocminfo and make /dev/kfd usable",
+            )
+        ]
     rocm = policy.rocm_version or facts.rocm_version or None
     out = []
     for agent in facts.rocminfo.gpus:
-        gfx = agent.name.split(":")[0]
+        gfx = agent.gfx
         verdict = support.gpu_verdict(gfx, rocm)
-        out.append(Finding("gpu.gfx", _sev(verdict.status), f"{gfx}: {verdict.reason}",
-                           actual=verdict.actual, expected=verdict.expected, ref=verdict.source,
-                           subject=agent.marketing_name or gfx))
+        out.append(
+            Finding(
+                "gpu.gfx",
+                _sev(verdict.status),
+                f"{gfx}: {verdict.reason}",
+                actual=verdict.actual,
+                expected=verdict.expected,
+                ref=verdict.source,
+                subject=agent.marketing_name or gfx,
+            )
+        )
     return out
 
 
-def _sev(status: str):  # noqa: ANN202
+def _sev(status: str):
     return {"ok": OK, "warning": WARNING, "critical": CRITICAL}.get(status, UNKNOWN)

@@ -29,6 +29,7 @@ BIOS_BAR = (
     "(PCI Subsystem Settings), then: sudo lspci -vvv -s {bdf} | grep -i 'Region 0'"
 )
 SMALL_BAR = 256 << 20
+DOORBELL_BAR = 2 << 20  # the doorbell BAR (2M, prefetchable) is never the VRAM aperture
 
 
 def slot_port(facts: HostFacts, gpu: PciDevice) -> PciDevice:
@@ -86,8 +87,14 @@ def _width(width: int | None, max_width: int | None, subject: str, bdf: str) -> 
             ref=REF_TUNING,
             subject=subject,
         )
-    return Finding("pcie.link.width", OK, f"PCIe x{width}", actual=f"x{width}",
-                   expected=f"x{max_width}", subject=subject)
+    return Finding(
+        "pcie.link.width",
+        OK,
+        f"PCIe x{width}",
+        actual=f"x{width}",
+        expected=f"x{max_width}",
+        subject=subject,
+    )
 
 
 def _speed(
@@ -97,9 +104,16 @@ def _speed(
         return Finding("pcie.link.speed", UNKNOWN, "link speed not readable", subject=subject)
     actual = f"{speed:g} GT/s (Gen{gen_of(speed) or '?'})"
     if gen is not None and max_speed is not None and (gen_of(max_speed) or 0) < gen:
-        return Finding("pcie.link.speed", WARNING, f"slot capable of Gen{gen_of(max_speed)} only",
-                       actual=actual, expected=f"Gen{gen}", fix=BIOS_SPEED, ref=REF_TUNING,
-                       subject=subject)
+        return Finding(
+            "pcie.link.speed",
+            WARNING,
+            f"slot capable of Gen{gen_of(max_speed)} only",
+            actual=actual,
+            expected=f"Gen{gen}",
+            fix=BIOS_SPEED,
+            ref=REF_TUNING,
+            subject=subject,
+        )
     if max_speed is not None and speed < max_speed:
         return Finding(
             "pcie.link.speed",
@@ -119,20 +133,35 @@ def check_bar(facts: HostFacts, policy: Policy) -> list[Finding]:
         return [Finding("pcie.bar", UNKNOWN, "PCI devices not collected", actual="not collected")]
     if not facts.amd_gpus:
         return [skipped("pcie.bar", NO_AMD_GPU)]
-    vram = {g.bdf: g.vram_total_bytes for g in facts.smi_gpus or () if g.bdf}
+    smi = [g for g in facts.smi_gpus or () if g.vram_total_bytes]
+    vram = {_bdf(g.bdf): g.vram_total_bytes for g in smi if g.bdf}
+    if not vram and len(smi) == 1 and len(facts.amd_gpus) == 1:
+        vram = {facts.amd_gpus[0].bdf: smi[0].vram_total_bytes}
     return [_bar(gpu, vram.get(gpu.bdf)) for gpu in facts.amd_gpus]
 
 
+def _bdf(bdf: str) -> str:
+    bdf = bdf.strip().lower()
+    return bdf if bdf.count(":") == 2 else f"0000:{bdf}"
+
+
 def vram_bar(gpu: PciDevice) -> int | None:
-    """The VRAM aperture is the largest prefetchable memory BAR (not doorbell/registers)."""
-    sizes = [b.size for b in gpu.bars if b.prefetchable]
+    """The VRAM aperture is the largest prefetchable memory BAR; the 2M doorbell BAR and the
+    non-prefetchable register BAR (256K/512K/1M) never are."""
+    sizes = [b.size for b in gpu.bars if b.prefetchable and b.size > DOORBELL_BAR]
     return max(sizes) if sizes else None
 
 
 def _bar(gpu: PciDevice, vram: int | None) -> Finding:
     size = vram_bar(gpu)
     if size is None:
-        return Finding("pcie.bar", UNKNOWN, "no prefetchable BAR readable", subject=gpu.bdf)
+        return Finding(
+            "pcie.bar",
+            UNKNOWN,
+            "no VRAM BAR readable (no prefetchable BAR over 2M)",
+            actual="unreadable",
+            subject=gpu.bdf,
+        )
     small = size < vram if vram else size <= SMALL_BAR
     if small:
         instinct = gpu.class_id in ("0380", "1200") or "instinct" in gpu.name.lower()
@@ -147,5 +176,6 @@ def _bar(gpu: PciDevice, vram: int | None) -> Finding:
             ref=REF_BAR,
             subject=gpu.bdf,
         )
-    return Finding("pcie.bar", OK, f"VRAM BAR {human_size(size)}", actual=human_size(size),
-                   subject=gpu.bdf)
+    return Finding(
+        "pcie.bar", OK, f"VRAM BAR {human_size(size)}", actual=human_size(size), subject=gpu.bdf
+    )

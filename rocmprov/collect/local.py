@@ -18,9 +18,8 @@ def collect_local(probes: tuple[Probe, ...], *, become: bool = False) -> Bundle:
     outputs: dict[str, ProbeOutput] = {}
     for probe in probes:
         stamp = now_iso()
-        if probe.id == "pci-sysfs":
-            res = run_pci_sysfs()
-        else:
+        res = run_pci_sysfs() if probe.id == "pci-sysfs" else None
+        if res is None or not res.ok:  # no libudev: the shell probe reads the same sysfs
             res = transport.run(probe.command, timeout=probe.timeout, sudo=probe.needs_root)
         outputs[probe.id] = ProbeOutput(
             probe.id, probe.command, res.rc, res.stdout, res.stderr, res.duration, stamp

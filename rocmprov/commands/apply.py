@@ -1,18 +1,162 @@
-"""rocmprov apply (not built yet)."""
+"""rocmprov apply: run the packaged playbooks (ROCm repo, packages, driver, groups, firmware,
+torch) on an inventory through ansible-runner, with live per-host progress, then audit.
+
+Exit codes: 0 every host ok; 2 a host failed; 3 a host unreachable (and none failed) or the
+run produced no result; 64 bad usage (nothing was changed); 130 interrupted (Ctrl-C).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from typing import Any
 
-from rocmprov.exitcodes import Exit
+from rocmprov.exitcodes import Exit, UsageError
 
-HELP = "apply (not available yet)"
+HELP = "provision hosts: ROCm repo + packages, amdgpu-dkms, GPU groups, firmware report, torch"
+
+FORMATS = ("table", "json")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    return None
+    parser.add_argument("inventory", help="Ansible inventory (file, directory or 'h1,h2,')")
+    parser.add_argument("--check", action="store_true", help="dry run: change nothing")
+    parser.add_argument("--diff", action="store_true", help="show file differences")
+    parser.add_argument("--limit", help="Ansible host pattern")
+    parser.add_argument("--tags", help="only these role tags (e.g. rocmprov_repo,rocmprov_users)")
+    parser.add_argument("--skip-tags", help="skip these tags (e.g. rocmprov_torch)")
+    parser.add_argument("--forks", type=int, help="hosts worked on at once")
+    parser.add_argument(
+        "-e",
+        "--extra-vars",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="variable: K=V, @file.yml or a JSON object (repeatable)",
+    )
+    parser.add_argument("--format", default="table", help=f"output: {', '.join(FORMATS)}")
+    parser.add_argument("--no-audit", action="store_true", help="skip the audit after apply")
+    parser.add_argument("--state-dir", help="where run records go ($XDG_STATE_HOME/rocmprov/runs)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no live progress")
 
 
 def run(args: argparse.Namespace) -> int:
-    print("rocmprov: apply is not available yet", flush=True)
-    return Exit.USAGE
+    try:
+        opts = _options(args)
+    except UsageError as exc:
+        return _fail(args, str(exc), Exit.USAGE)
+
+    from rocmprov.provision.progress import progress_for, render_summary
+    from rocmprov.provision.runner import run_apply
+
+    progress = progress_for(sys.stderr, quiet=args.quiet)
+    try:
+        if progress is None:
+            result = run_apply(opts)
+        else:
+            with progress:
+                result = run_apply(opts, on_event=progress)
+    except UsageError as exc:
+        return _fail(args, str(exc), Exit.USAGE)
+
+    audit: dict[str, Any] | None = None
+    if not opts.check and not args.no_audit and result.status == "successful" and result.hosts:
+        audit = post_apply_audit(opts.inventory, opts.limit, json_output=args.format == "json")
+
+    if args.format == "json":
+        doc = result.to_dict()
+        doc["audit"] = audit
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        render_summary(result, sys.stdout)
+        if audit and audit.get("status") == "skipped":
+            print(f"audit skipped: {audit.get('reason')}", file=sys.stderr)
+    sys.stdout.flush()
+    return int(result.exit_code)
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from pathlib import Path
+
+    from rocmprov.provision.runner import ApplyOptions, parse_extravars
+
+    if args.format not in FORMATS:
+        raise UsageError(f"unknown format {args.format!r} (choose from {', '.join(FORMATS)})")
+    if args.forks is not None and args.forks < 1:
+        raise UsageError("--forks must be 1 or more")
+    extravars = parse_extravars(args.extra_vars)
+    inv = args.inventory
+    if "," not in inv and not Path(inv).expanduser().exists():
+        raise UsageError(f"no such inventory: {inv}")
+    # Ansible resolves the inventory and --limit: a bad one is a usage error, before any change.
+    from rocmprov.inventory import load_inventory
+
+    load_inventory(inv, limit=args.limit)
+    return ApplyOptions(
+        inventory=inv,
+        check=args.check,
+        diff=args.diff,
+        limit=args.limit,
+        tags=args.tags,
+        skip_tags=args.skip_tags,
+        forks=args.forks,
+        extravars=extravars,
+        state_dir=args.state_dir,
+    )
+
+
+def post_apply_audit(
+    inventory: str, limit: str | None, *, json_output: bool = False
+) -> dict[str, Any]:
+    """The one call site of the audit after a real apply, on the same hosts.
+
+    Uses rocmprov.commands.audit lazily. Preferred API (asked of the audit's owner):
+    `audit_after_apply(inventory: str, limit: str | None) -> AuditResult` (with `.exit_code`
+    and a JSON renderer). Until it exists this goes through the command's own argument parser.
+    Anything missing: skipped with the reason, never a failure of apply.
+    """
+    try:
+        from rocmprov.commands import audit as audit_cmd
+    except ImportError as exc:
+        return {"status": "skipped", "reason": f"rocmprov.commands.audit unavailable ({exc})"}
+    try:
+        api = getattr(audit_cmd, "audit_after_apply", None)
+        if api is not None:
+            result = api(inventory, limit)
+        else:
+            internal = getattr(audit_cmd, "_audit", None)
+            if internal is None:
+                return {"status": "skipped", "reason": "rocmprov audit has no usable API yet"}
+            parser = argparse.ArgumentParser(add_help=False)
+            audit_cmd.add_arguments(parser)
+            argv = [inventory] + (["--limit", limit] if limit else [])
+            result = internal(parser.parse_args(argv))
+        code = int(getattr(result, "exit_code", Exit.UNKNOWN))
+        out: dict[str, Any] = {"status": "ran", "exit_code": code}
+        if json_output:
+            from rocmprov.report import json_report
+
+            out["document"] = json.loads(json_report.render(result))
+        else:
+            from rocmprov.report import table
+
+            print("\npost-apply audit:", file=sys.stdout)
+            table.render(result, sys.stdout, verbose=False)
+        return out
+    except (Exception, SystemExit) as exc:  # the audit must never turn a good apply into an error
+        return {"status": "skipped", "reason": f"audit failed to run: {exc}"}
+
+
+def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+    print(f"rocmprov: {message}", file=sys.stderr)
+    if getattr(args, "format", "") == "json":
+        doc = {
+            "schema": "rocmprov.apply/1",
+            "status": "error",
+            "exit_code": int(code),
+            "message": message,
+            "hosts": [],
+        }
+        sys.stdout.write(json.dumps(doc) + "\n")
+    return code

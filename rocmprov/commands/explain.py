@@ -111,28 +111,32 @@ def _render_table(shown: list[Match], hidden: int, lines: int, entries: int) -> 
             + (f" {hidden} harmless line(s) hidden; --all shows them." if hidden else "")
         )
         return
-    grid = Table(show_lines=True, expand=True)
-    grid.add_column("#", justify="right", no_wrap=True)
-    grid.add_column("cause", ratio=3)
-    grid.add_column("fix", ratio=3)
-    grid.add_column("evidence", ratio=3)
+    summary = Table(title="Known causes, most likely first", title_justify="left")
+    summary.add_column("#", justify="right", no_wrap=True)
+    summary.add_column("id", no_wrap=True)
+    summary.add_column("kind", no_wrap=True)
+    summary.add_column("title")
+    summary.add_column("lines", no_wrap=True)
     for rank, m in enumerate(shown, 1):
-        cause = Text(m.title, style="bold")
-        cause.append(f"\n[{m.id}] {m.kind}" + (", harmless" if m.harmless else ""), style="dim")
-        cause.append("\n" + m.cause)
-        fix = Text(m.fix)
+        where = ",".join(str(n) for n in m.lines[:3]) + ("..." if m.count > 3 else "")
+        summary.add_row(str(rank), Text(m.id), m.kind, Text(m.title), where)
+    out.print(summary)
+    for rank, m in enumerate(shown, 1):
+        head = Text(f"\n{rank}. ", style="bold")
+        head.append(m.title, style="bold")
+        head.append(f"  [{m.id}]", style="dim")
+        out.print(head)
+        out.print(Text("   cause: ", style="bold") + Text(m.cause))
+        out.print(Text("   fix:   ", style="bold") + Text(m.fix))
         if m.condition:
-            fix.append(f"\n(applies because: {m.condition})", style="dim")
-        for url in m.sources:
-            fix.append("\n" + url, style="dim")
-        evidence = Text()
+            out.print(Text(f"   (this fix because: {m.condition})", style="dim"))
+        out.print(Text("   evidence:", style="bold"))
         for number, line in zip(m.lines, m.evidence, strict=True):
-            evidence.append(f"{number}: ", style="dim")
-            evidence.append(line[:300] + "\n")
-        if m.count > 1:
-            evidence.append(f"({m.count} occurrences)", style="dim")
-        grid.add_row(str(rank), cause, fix, evidence)
-    out.print(grid)
+            # remote text: never markup, never wrapped into the next line's indent
+            out.print(Text(f"     {number}: ", style="dim") + Text(line), soft_wrap=True)
+        if m.count > len(m.lines):
+            out.print(Text(f"     ({m.count} occurrences)", style="dim"))
+        out.print(Text("   sources: ", style="bold") + Text(" ".join(m.sources)))
     if hidden:
         print(f"{hidden} harmless known line(s) hidden; --all shows them.", file=sys.stderr)
 

@@ -1,18 +1,84 @@
-"""rocmprov verify (not built yet)."""
+"""rocmprov verify: torch smoke tests on this machine or on every host of an inventory."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 
-from rocmprov.exitcodes import Exit
+from rocmprov.exitcodes import UsageError
 
-HELP = "verify (not available yet)"
+HELP = "torch smoke tests on the host: devices, matmul, AMP step, one-rank DDP, ONNX export"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    return None
+    parser.add_argument("inventory", nargs="?", help="Ansible inventory")
+    parser.add_argument("--local", action="store_true", help="verify this machine")
+    parser.add_argument("--python", default="", help="python of the target venv (python3)")
+    parser.add_argument("--format", default="table", choices=None, help="table or json")
+    parser.add_argument("--limit", help="Ansible host pattern")
+    parser.add_argument("--forks", type=int, default=16, help="hosts verified at once (16)")
+    parser.add_argument("--accept-new", action="store_true", help="record unknown host keys")
+    parser.add_argument("--ssh-config", help="ssh_config file")
+    parser.add_argument("--known-hosts", help="known_hosts file")
 
 
 def run(args: argparse.Namespace) -> int:
-    print("rocmprov: verify is not available yet", flush=True)
-    return Exit.USAGE
+    from rocmprov.verify import SCHEMA
+
+    if args.format not in ("table", "json"):
+        raise UsageError(f"unknown format {args.format!r} (choose from table, json)")
+    if bool(args.inventory) == bool(args.local):
+        raise UsageError("give INVENTORY or --local")
+    reports = list(_reports(args))
+    worst = max((r.severity for r in reports), key=lambda s: s.rank)
+    if args.format == "json":
+        doc = {
+            "schema": SCHEMA,
+            "exit_code": int(worst.exit_code),
+            "hosts": [r.to_dict() for r in reports],
+        }
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        _table(reports)
+    return int(worst.exit_code)
+
+
+def _reports(args: argparse.Namespace):
+    from rocmprov.verify import run_verify
+
+    if args.local:
+        from rocmprov.transport.local import LocalTransport
+
+        yield run_verify(LocalTransport(), args.python or sys.executable)
+        return
+    from rocmprov.fleet_audit import verify_inventory
+
+    yield from verify_inventory(args)
+
+
+def _table(reports) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+    for r in reports:
+        head = f"{r.host}: torch {r.torch or '-'} ({r.backend or 'not importable'}), {r.python}"
+        console.print(Text(head, style="bold"))
+        if r.error:
+            console.print(Text(f"  {r.error}", style="red"))
+        table = Table(show_edge=False)
+        for col in ("test", "status", "seconds", "detail"):
+            table.add_column(col, overflow="fold")
+        for t in r.results:
+            style = {"pass": "green", "fail": "bold red"}.get(t.status, "dim")
+            detail = t.detail + (f"  [causes: {', '.join(t.causes)}]" if t.causes else "")
+            table.add_row(t.test, Text(t.status, style=style), f"{t.seconds:.3f}", Text(detail))
+        if r.results:
+            console.print(table)
+        if r.causes:
+            console.print(Text(f"  known causes: {', '.join(r.causes)} (rocmprov explain)"))
+    console.print(
+        Text(f"overall: {max((r.severity for r in reports), key=lambda s: s.rank).value.upper()}")
+    )

@@ -112,9 +112,7 @@ def _compile_table(table: Table) -> _Compiled:
             own.setdefault(pattern.anchor, []).append(target)
     anchors = sorted(own)
     # the trie returns the longest anchor at a position: a hit also fires its prefixes
-    targets = {
-        a: tuple(t for b in anchors if a.startswith(b) for t in own[b]) for a in anchors
-    }
+    targets = {a: tuple(t for b in anchors if a.startswith(b) for t in own[b]) for a in anchors}
     return _Compiled(scan=re.compile(_trie_regex(anchors)), targets=targets)
 
 

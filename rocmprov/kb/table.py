@@ -27,6 +27,10 @@ CATEGORIES = (
 KINDS = ("root-cause", "symptom", "noise")
 ID_RE = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$")
 PLACEHOLDER_RE = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+ENTRY_KEYS = {
+    "id", "title", "category", "kind", "priority", "patterns", "cause", "fix",
+    "conditions", "harmless", "sources", "defaults",
+}  # fmt: skip
 MAX_WINDOW = 40
 MIN_ANCHOR = 4
 
@@ -134,8 +138,12 @@ def _literal_runs(items: Any) -> list[str]:
     return runs
 
 
-_LOWER_COST = {**dict.fromkeys("zqxjk", 1), **dict.fromkeys("vbpygfw", 2),
-               **dict.fromkeys("mucld", 3), **dict.fromkeys("hrsnioate", 5)}
+_LOWER_COST = {
+    **dict.fromkeys("zqxjk", 1),
+    **dict.fromkeys("vbpygfw", 2),
+    **dict.fromkeys("mucld", 3),
+    **dict.fromkeys("hrsnioate", 5),
+}
 _COMMON = set(" \t0123456789:.-[],=")
 
 
@@ -153,9 +161,11 @@ def derive_anchor(regex: str) -> str:
     logs (so the one-pass scan tries few positions) and is long enough to be selective."""
     parsed = sre_parse.parse(regex)
     candidates: list[str] = []
-    for run in _literal_runs(parsed):
+    runs = [part for run in _literal_runs(parsed) for part in run.split("\n")]
+    for run in runs:
         for i in range(len(run)):
-            if len(run) - i >= MIN_ANCHOR + 1 or (i == 0 and len(run) >= MIN_ANCHOR):
+            word_start = i == 0 or not run[i - 1].isalnum() or run[i].isupper()
+            if word_start and len(run) - i >= MIN_ANCHOR:
                 candidates.append(run[i:])
     if not candidates:
         return ""
@@ -179,6 +189,8 @@ def _pattern(raw: Any, where: str) -> Pattern:
         raw = {"regex": raw}
     if not isinstance(raw, dict) or not isinstance(raw.get("regex"), str):
         raise TableError(f"{where}: a pattern is a regex or a mapping with 'regex'")
+    if set(raw) - {"regex", "lines", "anchor"}:
+        raise TableError(f"{where}: a pattern has only regex, lines and anchor")
     regex = raw["regex"]
     lines = int(raw.get("lines", 1))
     if not 1 <= lines <= MAX_WINDOW:
@@ -189,8 +201,6 @@ def _pattern(raw: Any, where: str) -> Pattern:
         raise TableError(f"{where}: bad regex {regex!r}: {exc}") from exc
     if "(?i" in regex:
         raise TableError(f"{where}: case-insensitive patterns defeat the anchor scan")
-    if lines == 1 and ("\\n" in regex or "\n" in regex):
-        raise TableError(f"{where}: a regex that spans lines needs 'lines: N'")
     anchor = raw.get("anchor") or derive_anchor(regex)
     if not isinstance(anchor, str) or len(anchor) < MIN_ANCHOR:
         raise TableError(f"{where}: no literal of {MIN_ANCHOR}+ characters; give 'anchor'")
@@ -206,6 +216,9 @@ def _entry(raw: Any, index: int) -> Entry:
     if not isinstance(ident, str) or not ID_RE.match(ident):
         raise TableError(f"entry #{index}: id {ident!r} is not dotted/kebab lower case")
     where = f"entry {ident}"
+    unknown = set(raw) - ENTRY_KEYS
+    if unknown:
+        raise TableError(f"{where}: unknown field(s) {sorted(unknown)}")
     category = _text(raw, "category", where)
     if category not in CATEGORIES:
         raise TableError(f"{where}: category {category!r} not in {CATEGORIES}")

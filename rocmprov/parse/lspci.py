@@ -1,19 +1,28 @@
-"""`lspci -vvv [-nn] [-D]` text -> PciDevice list. Pure; survives any input."""
+"""`lspci -vvv [-nn] [-D]` (also `-v`, non-root) text -> PciDevice list. Pure; survives any input.
+
+Real formats handled (see tests/fixtures/lspci): with or without -nn ids and -D domains;
+`Region N: Memory at ...` (-vv) and bare `Memory at ...` (-v) BAR lines; `[disabled]`/`[virtual]`
+markers; LnkSta with `(downgraded)`, `(ok)` or nothing; `Capabilities: <access denied>` as a
+non-root user. Without -nn the vendor is read from the name ("[AMD/ATI]" is 1002) and the device
+id from a trailing "Device 67df".
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from rocmprov.parse.pci import Bar, Link, PciDevice, normalize_bdf, parse_speed, parse_width
 
 _HEADER = re.compile(
     r"^(?P<bdf>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+"
-    r"(?P<cls>[^:]*?)(?:\s*\[(?P<clsid>[0-9a-fA-F]{4})\])?:\s*(?P<rest>.*)$"
+    r"(?P<cls>[^:\[]*?)(?:\s*\[(?P<clsid>[0-9a-fA-F]{4})\])?:\s*(?P<rest>.*)$"
 )
 _IDS = re.compile(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
-_REGION = re.compile(
-    r"^\s*Region (?P<idx>\d+): Memory at \S+ \((?P<bits>32|64)-bit, (?P<pf>non-prefetchable|"
-    r"prefetchable)\)(?: \[disabled\])? \[size=(?P<size>\d+)(?P<unit>[KMGT]?)\]"
+_MEM = re.compile(
+    r"^\s*(?:Region (?P<idx>\d+): )?Memory at \S+ \((?P<bits>32|64)-bit, "
+    r"(?P<pf>non-prefetchable|prefetchable)\)(?: \[(?:disabled|virtual)\])* "
+    r"\[size=(?P<size>\d+)(?P<unit>[KMGT]?)\]"
 )
 _LNK = re.compile(r"^\s*(?P<kind>LnkCap|LnkSta):\s*(?P<body>.*)$")
 _BUS = re.compile(r"^\s*Bus: primary=([0-9a-fA-F]{2}), secondary=([0-9a-fA-F]{2})")
@@ -28,7 +37,16 @@ _CLASS_WORDS = {
     "processing accelerators": "1200",
     "pci bridge": "0604",
     "host bridge": "0600",
+    "audio device": "0403",
 }
+# vendor names as lspci prints them (pci.ids) -> vendor id, for output without -nn
+_VENDOR_WORDS = (
+    ("[AMD/ATI]", "1002"),
+    ("Advanced Micro Devices, Inc. [AMD]", "1022"),
+    ("NVIDIA Corporation", "10de"),
+    ("Intel Corporation", "8086"),
+)
+_DEVICE_WORD = re.compile(r"\bDevice ([0-9a-fA-F]{4})$")
 
 
 def parse_lspci(text: str) -> list[PciDevice]:
@@ -46,23 +64,53 @@ def parse_lspci(text: str) -> list[PciDevice]:
     return _link_parents(devices)
 
 
+def parse_lspci_block(text: str) -> PciDevice:
+    """The capability lines of ONE device without its header line (e.g. `lspci -s X -vv | grep
+    Lnk`, or an excerpt cut below the header): a PciDevice with bdf ""."""
+    fields = _fields(text.splitlines())
+    return _build(fields, bdf="", vendor="", device="", class_id="", name="")
+
+
+def _fields(lines: list[str]) -> dict:
+    fields: dict = {"bars": [], "caps_denied": False, "downgraded": False}
+    for line in lines:
+        _read_line(line, fields)
+    return fields
+
+
 def _device(lines: list[str]) -> PciDevice:
     head = _HEADER.match(lines[0])
     assert head is not None
     rest = head.group("rest")
     ids = _IDS.findall(rest)
-    vendor, device = ids[-1] if ids else ("", "")
+    name = _IDS.sub("", rest)
+    name = re.sub(r"\s*\(prog-if [^)]*\)", "", name)
+    name = re.sub(r"\s*\(rev [0-9a-fA-F]+\)", "", name).strip()
+    if ids:
+        vendor, device = ids[-1]
+    else:
+        vendor = next((vid for word, vid in _VENDOR_WORDS if word in name), "")
+        m = _DEVICE_WORD.search(name)
+        device = m.group(1) if m else ""
     cls_word = head.group("cls").strip()
     class_id = (head.group("clsid") or _CLASS_WORDS.get(cls_word.lower(), "")).lower()
-    fields: dict = {"bars": [], "caps_denied": False, "downgraded": False}
-    for line in lines[1:]:
-        _read_line(line, fields)
-    name = _IDS.sub("", rest)
-    name = re.sub(r"\s*\(rev [0-9a-fA-F]+\)\s*$", "", name).strip()
-    return PciDevice(
+    return _build(
+        _fields(lines[1:]),
         bdf=normalize_bdf(head.group("bdf")),
-        vendor_id=vendor.lower(),
-        device_id=device.lower(),
+        vendor=vendor.lower(),
+        device=device.lower(),
+        class_id=class_id,
+        name=name,
+    )
+
+
+def _build(
+    fields: dict, *, bdf: str, vendor: str, device: str, class_id: str, name: str
+) -> PciDevice:
+    return PciDevice(
+        bdf=bdf,
+        vendor_id=vendor,
+        device_id=device,
         class_id=class_id,
         name=name,
         link_cap=fields.get("LnkCap", Link()),
@@ -79,10 +127,10 @@ def _read_line(line: str, fields: dict) -> None:
     if "Capabilities: <access denied>" in line:
         fields["caps_denied"] = True
         return
-    if m := _REGION.match(line):
+    if m := _MEM.match(line):
         fields["bars"].append(
             Bar(
-                index=int(m.group("idx")),
+                index=int(m.group("idx")) if m.group("idx") is not None else -1,
                 size=int(m.group("size")) * _UNITS[m.group("unit")],
                 prefetchable=m.group("pf") == "prefetchable",
                 is64=m.group("bits") == "64",
@@ -113,11 +161,5 @@ def _link_parents(devices: list[PciDevice]) -> list[PciDevice]:
     out = []
     for d in devices:
         parent = below.get((d.bdf[:4], d.bdf[5:7]), "")
-        out.append(_replace_parent(d, parent if parent != d.bdf else ""))
+        out.append(replace(d, parent=parent if parent != d.bdf else ""))
     return out
-
-
-def _replace_parent(d: PciDevice, parent: str) -> PciDevice:
-    from dataclasses import replace
-
-    return replace(d, parent=parent)

@@ -23,38 +23,112 @@ class SmiGpu:
     keys: tuple[str, ...] = ()
 
 
-_UNIT = {"B": 1, "KB": 1 << 10, "KIB": 1 << 10, "MB": 1 << 20, "MIB": 1 << 20,
-         "GB": 1 << 30, "GIB": 1 << 30, "TB": 1 << 40}
+_UNIT = {
+    "B": 1,
+    "KB": 1 << 10,
+    "KIB": 1 << 10,
+    "MB": 1 << 20,
+    "MIB": 1 << 20,
+    "GB": 1 << 30,
+    "GIB": 1 << 30,
+    "TB": 1 << 40,
+}
+
+
+_MAX_JSON_TRIES = 64
 
 
 def load_json(text: str) -> Any:
-    """The first JSON document in text (tools print warnings before it); None if none."""
-    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
-    if start < 0:
-        return None
-    try:
-        value, _ = json.JSONDecoder().raw_decode(text[start:])
-    except ValueError:
-        return None
-    return value
+    """The first JSON document in text; None if none. Tools print lines before it ("WARNING: No
+    AMD GPUs specified", amd-smi's "'CTRL' + 'C' to stop watching output:"), so every line that
+    starts with { or [ is tried in turn."""
+    decoder = json.JSONDecoder()
+    tries = 0
+    for m in re.finditer(r"(?m)^[ \t]*([\[{])", text):
+        tries += 1
+        if tries > _MAX_JSON_TRIES:
+            break
+        try:
+            value, _ = decoder.raw_decode(text, m.start(1))
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, (dict, list)):
+            return value
+    return None
+
+
+def normalize_gfx(raw: str) -> str:
+    """rocm-smi's 'GFX Version' spells gfx90a as 'gfx9010' (9.0.10); -> the LLVM target name."""
+    m = re.fullmatch(r"gfx9(\d)(\d\d)", (raw or "").strip().lower())
+    if m and int(m.group(2)) >= 10:
+        return f"gfx9{m.group(1)}{int(m.group(2)):x}"
+    return (raw or "").strip().lower()
 
 
 def parse_rocm_smi(text: str) -> list[SmiGpu]:
+    """--json (the probe's form); the CSV, concise-table and `-a` text forms give the count."""
     data = load_json(text)
     if not isinstance(data, dict):
-        return []
+        return _rocm_smi_text(text)
     gpus = []
     for key, card in data.items():
         m = re.fullmatch(r"card(\d+)", str(key))
         if not m or not isinstance(card, dict):
             continue
-        name = _first(card, ("Card Series", "Card series", "Card model", "Card Model",
-                             "Device Name", "Marketing Name"))
-        vram = _first(card, ("VRAM Total Memory (B)", "vram Total Memory (B)"))
-        gfx = _first(card, ("GFX Version", "gfx_version"))
-        gpus.append(SmiGpu(int(m.group(1)), str(name or ""), "", str(gfx or ""),
-                           _bytes(vram, "B"), tuple(card)))
+        gpus.append(_card_gpu(int(m.group(1)), card))
     return sorted(gpus, key=lambda g: g.index)
+
+
+def _card_gpu(index: int, card: dict) -> SmiGpu:
+    # "Card Model" holds the PCI device id (0x7408); the product name is in "Card Series"
+    name = _first(card, ("Card Series", "Card series", "Device Name", "Marketing Name"))
+    vram = _first(card, ("VRAM Total Memory (B)", "vram Total Memory (B)"))
+    gfx = _first(card, ("GFX Version", "gfx_version"))
+    bus = _first(card, ("PCI Bus",))
+    return SmiGpu(
+        index,
+        str(name or ""),
+        str(bus or "").lower(),
+        str(gfx or ""),
+        _bytes(vram, "B"),
+        tuple(card),
+    )
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m|\^\[\[?[0-9;]*m")
+
+
+def _rocm_smi_text(text: str) -> list[SmiGpu]:
+    lines = [_ANSI.sub("", line) for line in text.splitlines()]
+    # CSV: "device,GPU use (%),...", then "card0,..."
+    for i, line in enumerate(lines):
+        if line.startswith("device,"):
+            keys = line.split(",")
+            return [
+                _card_gpu(int(r.split(",")[0][4:]), dict(zip(keys[1:], r.split(",")[1:])))
+                for r in lines[i + 1 :]
+                if re.match(r"card\d+,", r)
+            ]
+    # `rocm-smi -a` text: "GPU[0]          : key: value"
+    found = sorted({int(n) for n in re.findall(r"(?m)^\s*GPU\[(\d+)\]\s*:", "\n".join(lines))})
+    if found:
+        return [SmiGpu(n) for n in found]
+    # concise table: rows under a "GPU Temp ..." / "Device Node ..." header, maybe prefixed
+    gpus: list[SmiGpu] = []
+    prefix: str | None = None
+    for line in lines:
+        if prefix is None:
+            m = re.match(r"^(.*?)(?:GPU|Device)\s+(?:Node\s+)?(?:IDs\s+)?Temp\b", line)
+            if m:
+                prefix = m.group(1)
+            continue
+        body = line[len(prefix) :] if line.startswith(prefix) else line
+        if "End of ROCm SMI Log" in body:
+            break
+        row = re.match(r"^(\d+)\s+\S", body)
+        if row:
+            gpus.append(SmiGpu(int(row.group(1))))
+    return gpus
 
 
 def amd_smi_gpus(data: Any) -> list[dict]:

@@ -75,3 +75,49 @@ def _bars(lines: list[str]) -> list[Bar]:
             )
         )
     return bars
+
+
+# --- other sysfs texts people paste (tests/fixtures/sysfs) -----------------------------------
+
+_DPM = re.compile(r"^\s*(\d+):\s*(\d+(?:\.\d+)?)GT/s,\s*x(\d+)\s+(\d+)Mhz\s*(\*)?", re.I)
+
+
+def parse_pp_dpm_pcie(text: str) -> list[dict]:
+    """amdgpu's pp_dpm_pcie ('1: 8.0GT/s, x16 619Mhz *') -> levels; '*' marks the current."""
+    out = []
+    for line in text.splitlines():
+        if m := _DPM.match(line):
+            out.append(
+                {
+                    "level": int(m.group(1)),
+                    "speed_gts": float(m.group(2)),
+                    "width": int(m.group(3)),
+                    "mhz": int(m.group(4)),
+                    "current": bool(m.group(5)),
+                }
+            )
+    return out
+
+
+_LINK_ATTRS = ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width")
+
+
+def parse_link_files(text: str) -> dict[str, dict[str, str]]:
+    """`grep . .../*_link_*` ('path:value') or `tail -v -n +1` ('==> path <==' then value)
+    -> {device directory: {attr: value}}."""
+    out: dict[str, dict[str, str]] = {}
+    current = ""
+    for line in text.splitlines():
+        if m := re.match(r"^==> (.+) <==$", line.strip()):
+            current = m.group(1)
+            continue
+        path, sep, value = line.partition(":")
+        if sep and path.rsplit("/", 1)[-1] in _LINK_ATTRS and path.startswith("/"):
+            directory, attr = path.rsplit("/", 1)
+            out.setdefault(directory, {})[attr] = value.strip()
+        elif current and line.strip():
+            directory, _, attr = current.rpartition("/")
+            if attr in _LINK_ATTRS:
+                out.setdefault(directory, {}).setdefault(attr, line.strip())
+                current = ""
+    return out

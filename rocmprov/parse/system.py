@@ -36,6 +36,31 @@ def parse_os_release(text: str) -> OsRelease:
     )
 
 
+def infer_os_release(text: str) -> OsRelease:
+    """os-release without ID/VERSION_ID (the ROCm issue template keeps only NAME and VERSION),
+    or `lsb_release -a` ('Description:\tUbuntu 22.04.4 LTS'): infer id and X.Y version."""
+    rel = parse_os_release(text)
+    if rel.id and rel.version_id:
+        return rel
+    name, version = "", ""
+    for line in text.splitlines():
+        key, sep, raw = line.partition("=")
+        if sep and key.strip() in ("NAME", "VERSION"):
+            value = raw.strip().strip("\"'")
+            name, version = (value, version) if key.strip() == "NAME" else (name, value)
+        elif m := re.match(r"\s*Description:\s*(\S+)\s+(\S+)", line):
+            name, version = m.group(1), m.group(2)
+    words = re.findall(r"[A-Za-z]+", name)
+    number = re.match(r"\s*(\d+(?:\.\d+)?)", version)
+    return OsRelease(
+        id=rel.id or (words[0].lower() if words else ""),
+        version_id=rel.version_id or (number.group(1) if number else ""),
+        pretty_name=rel.pretty_name,
+        id_like=rel.id_like,
+        codename=rel.codename,
+    )
+
+
 def parse_uname(text: str) -> str:
     first = text.strip().splitlines()[0] if text.strip() else ""
     return first.split()[0] if first.split() else ""
@@ -158,5 +183,6 @@ def parse_dkms(text: str) -> list[DkmsModule]:
         if len(parts) < 2:
             continue
         kernel = parts[2] if len(parts) >= 3 else ""
-        mods.append(DkmsModule(parts[0], parts[1], kernel, state.strip().split()[0] if state.split() else ""))
+        first = state.split()[0] if state.split() else ""
+        mods.append(DkmsModule(parts[0], parts[1], kernel, first))
     return mods

@@ -1,13 +1,15 @@
-"""python -m tests.lab up N --workdir DIR | down --workdir DIR | status --workdir DIR
-| reset HOST --workdir DIR"""
+"""python -m tests.lab up N | down | status | reset HOST | measure N... (all with --workdir DIR)"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from pathlib import Path
 
 from .lab import Lab, LabError
+
+MIB = 2**20
 
 
 def cmd_up(lab: Lab, args: argparse.Namespace) -> int:
@@ -46,6 +48,31 @@ def cmd_reset(lab: Lab, args: argparse.Namespace) -> int:
     return 0
 
 
+def dir_bytes(path: Path) -> int:
+    return sum(f.lstat().st_blocks * 512 for f in path.rglob("*") if not f.is_symlink())
+
+
+def cmd_measure(lab: Lab, args: argparse.Namespace) -> int:
+    """Start and stop labs of the given sizes; print times, memory and disk per host."""
+    print("hosts  start_s  stop_s  rss_MiB/host  cache_MiB/host  disk_MiB/host")
+    for n in args.sizes:
+        sized = Lab(lab.workdir / f"measure-{n}")
+        t0 = time.monotonic()
+        try:
+            sized.start(n)
+            started = time.monotonic() - t0
+            time.sleep(args.settle)
+            rss = sum(sized.memory_bytes(h) for h in sized.hosts) / n / MIB
+            cache = sum(sized.memory_bytes(h, "total_cache") for h in sized.hosts) / n / MIB
+            disk = sum(dir_bytes(h.upper) for h in sized.hosts) / n / MIB
+        finally:
+            t1 = time.monotonic()
+            sized.stop()
+        print(f"{n:5d}  {started:7.1f}  {time.monotonic() - t1:6.1f}  {rss:12.1f}"
+              f"  {cache:14.1f}  {disk:13.1f}", flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.lab", description="rocmprov lab hosts")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -57,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     rs = sub.add_parser("reset", help="boot one host pristine")
     rs.add_argument("host")
     rs.set_defaults(fn=cmd_reset)
+    ms = sub.add_parser("measure", help="time starting/stopping labs of some sizes")
+    ms.add_argument("sizes", type=int, nargs="+")
+    ms.add_argument("--settle", type=float, default=5.0, help="seconds idle before measuring")
+    ms.set_defaults(fn=cmd_measure)
     for sp in sub.choices.values():
         sp.add_argument("--workdir", required=True, help="where the lab keeps its state and keys")
     args = p.parse_args(argv)

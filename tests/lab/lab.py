@@ -45,6 +45,7 @@ CGROUP_HIERARCHIES = ("systemd", "unified", "memory")
 CGROUP_TOP = "rocmprov-lab"
 SUDO_USER = "admin"
 NFT_TABLE = "rocmprov_lab_fault"
+INOTIFY_LIMITS = {"max_user_instances": 8192, "max_user_watches": 524288}
 REQUIRED_TOOLS = ("systemd-nspawn", "nsenter", "ip", "ssh-keygen", "mount", "umount", "tar",
                   "zstd", "nft")
 STOP_TIMEOUT_S = 30.0
@@ -291,6 +292,18 @@ def remove_cgroups(rel: str) -> None:
         time.sleep(POLL_S if any(top.is_dir() for top in left) else 0)
 
 
+def ip_families() -> list[str]:
+    return ["-4", "-6"] if Path("/proc/net/if_inet6").exists() else ["-4"]
+
+
+def raise_inotify_limits() -> None:
+    """Every container's systemd draws on one per-user inotify pool (LAB.md): raise it."""
+    for key, want in INOTIFY_LIMITS.items():
+        f = Path("/proc/sys/fs/inotify", key)
+        if int(f.read_text()) < want:
+            f.write_text(str(want))
+
+
 def write_file(path: Path, text: str, mode: int = 0o644, owner: tuple[int, int] = (0, 0)) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileNotFoundError):
@@ -403,6 +416,7 @@ class Lab:
         if reason := unavailable_reason():
             raise LabError(reason)
         self.workdir.mkdir(parents=True, exist_ok=True)
+        raise_inotify_limits()
         tar = self.base_tar or base_tarball()
         assert tar is not None
         base = ensure_base(tar)
@@ -458,10 +472,12 @@ class Lab:
 
     def _bridge_up(self) -> None:
         br = self.bridge
-        Path(f"/proc/sys/net/ipv6/conf/{br}/disable_ipv6").write_text("1")
+        no_v6 = Path(f"/proc/sys/net/ipv6/conf/{br}/disable_ipv6")
+        if no_v6.exists():
+            no_v6.write_text("1")
         run(["ip", "addr", "add", f"{self.gateway}/24", "dev", br])
         run(["ip", "link", "set", br, "up"])
-        for fam in ("-4", "-6"):
+        for fam in ip_families():
             run(["ip", fam, "rule", "add", "pref", str(RULE_PREF), "iif", br, "prohibit"])
 
     def _proxy_up(self) -> None:
@@ -688,7 +704,7 @@ class Lab:
 
     def _bridge_down(self) -> None:
         br = self.bridge
-        for fam in ("-4", "-6"):
+        for fam in ip_families():
             for _ in range(5):  # also drops duplicates a crashed run may have left
                 if run(["ip", fam, "rule", "del", "pref", str(RULE_PREF), "iif", br, "prohibit"],
                        check=False).returncode != 0:
@@ -782,14 +798,14 @@ class Lab:
                    f"{SUDO_USER} ALL=(ALL:ALL) NOPASSWD: ALL\n", 0o440)
 
     # ---- measuring and connecting
-    def memory_bytes(self, h: LabHost) -> int:
-        """Resident memory (rss) of the host's processes, from its memory cgroup."""
+    def memory_bytes(self, h: LabHost, kind: str = "total_rss") -> int:
+        """Memory of the host's processes from its memory cgroup's memory.stat (rss default)."""
         stat = CGROUP_FS / "memory" / self.host_cgroup(h) / "memory.stat"
         for line in stat.read_text().splitlines():
             key, value = line.split()
-            if key == "total_rss":
+            if key == kind:
                 return int(value)
-        raise LabError("no total_rss in memory.stat")
+        raise LabError(f"no {kind} in {stat}")
 
     def connect(self, h: LabHost, user: str | None = None, timeout: float = 10) -> Any:
         """A paramiko SSHClient logged in to h, host key checked against the lab known_hosts."""

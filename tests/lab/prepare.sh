@@ -12,7 +12,7 @@ BASE_VERSION=3
 SUITE=bookworm
 BASE_PKGS=systemd,systemd-sysv,dbus,libpam-systemd,udev,openssh-server,python3,python3-apt,sudo,iproute2,ca-certificates,procps,kmod,gnupg,less
 HOST_PKGS=(systemd-container debootstrap iproute2 zstd openssh-client nftables dpkg-dev
-           util-linux tar debian-archive-keyring)
+           gnupg util-linux tar debian-archive-keyring)
 TARBALL="$CACHE/base-$SUITE-v$BASE_VERSION.tar.zst"
 
 log() { printf 'prepare: %s\n' "$*" >&2; }
@@ -20,9 +20,10 @@ log() { printf 'prepare: %s\n' "$*" >&2; }
 [ "$(id -u)" = 0 ] || { echo "prepare.sh: run as root" >&2; exit 1; }
 
 install_host_packages() {
-  local missing=() p
+  local missing=() p status
   for p in "${HOST_PKGS[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)  # no `| grep -q`: SIGPIPE
+    [ "$status" = "install ok installed" ] || missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing ${missing[*]}"
@@ -32,8 +33,9 @@ install_host_packages() {
 }
 
 raise_sysctls() {
-  sysctl -q -w fs.inotify.max_user_instances=8192
-  sysctl -q -w fs.inotify.max_user_watches=524288
+  printf 'fs.inotify.max_user_instances = 8192\nfs.inotify.max_user_watches = 524288\n' \
+    > /etc/sysctl.d/60-rocmprov-lab.conf
+  sysctl -q -p /etc/sysctl.d/60-rocmprov-lab.conf
 }
 
 # First Debian mirror URI this machine's apt uses (deb822 .sources or one-line .list).

@@ -1,0 +1,91 @@
+"""Throughput of `rocmprov explain`'s matcher over a 100 MB log (not a timed test).
+
+    python benchmarks/explain_bench.py [--mb 100] [--seed 7] [--error-rate 0.001]
+
+Builds a seeded log of benign noise (kernel, systemd, training-loop lines) with real error
+lines from tests/fixtures/kb mixed in, then times `match()` over the whole table three times
+and prints the median MB/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+from pathlib import Path
+
+from rocmprov.kb import load_table, match
+
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "kb"
+
+NOISE = [
+    "[{t:12.6f}] usb 1-{n}: new high-speed USB device number {n} using xhci_hcd",
+    "[{t:12.6f}] EXT4-fs (nvme0n1p{n}): mounted filesystem with ordered data mode. Quota mode: none.",
+    "[{t:12.6f}] audit: type=1400 audit({t:.3f}:{n}): apparmor=\"STATUS\" operation=\"profile_load\"",
+    "[{t:12.6f}] [drm] amdgpu kernel modesetting enabled.",
+    "[{t:12.6f}] amdgpu 0000:{n:02x}:00.0: amdgpu: SMU is initialized successfully!",
+    "[{t:12.6f}] [drm] Initialized amdgpu 3.57.0 20150101 for 0000:{n:02x}:00.0 on minor {n}",
+    "{{'loss': 0.{n}123, 'grad_norm': 1.04939, 'learning_rate': 5.28e-06, 'epoch': 1.{n}}}",
+    "INFO {t:.0f} torch.distributed: rank {n} step {n}00 took 0.{n}42s, tokens/s=18{n}3",
+    "Nov 10 21:23:{n:02d} node{n} systemd[1]: Started Session {n} of User root.",
+    "  File \"/usr/lib/python3/dist-packages/torch/nn/modules/module.py\", line 1{n}51, in _call",
+    "time=2025-03-08T16:42:{n:02d}.674+01:00 level=INFO source=server.go:{n} msg=\"loaded\"",
+    "GPU[{n}]\t\t: Temperature (Sensor edge) (C): 3{n}.0",
+]
+
+
+def error_lines() -> list[str]:
+    lines: list[str] = []
+    for path in sorted(FIXTURES.glob("*.txt")):
+        body = path.read_text(encoding="utf-8").partition("\n---\n")[2]
+        lines.extend(line for line in body.splitlines() if line.strip())
+    return lines
+
+
+def build_log(megabytes: int, seed: int, error_rate: float) -> str:
+    rng = random.Random(seed)
+    errors = error_lines()
+    target = megabytes * 1_000_000
+    parts: list[str] = []
+    size = 0
+    t = 0.0
+    while size < target:
+        t += rng.random() / 100
+        if rng.random() < error_rate:
+            line = rng.choice(errors)
+        else:
+            line = rng.choice(NOISE).format(t=t, n=rng.randrange(10))
+        parts.append(line)
+        size += len(line) + 1
+    return "\n".join(parts) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--error-rate", type=float, default=0.001)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    table = load_table()
+    text = build_log(args.mb, args.seed, args.error_rate)
+    size_mb = len(text.encode("utf-8")) / 1e6
+    match("warm up the compiled table", table=table)
+    times = []
+    found = []
+    for _ in range(args.runs):
+        start = time.perf_counter()
+        found = match(text, table=table)
+        times.append(time.perf_counter() - start)
+    median = statistics.median(times)
+    print(f"log: {size_mb:.1f} MB, {text.count(chr(10))} lines, {len(table)} entries, "
+          f"error-line rate {args.error_rate}")  # fmt: skip
+    print(f"matches: {len(found)} entries, {sum(m.count for m in found)} occurrences")
+    print(f"runs: {', '.join(f'{t:.2f}s' for t in times)}")
+    print(f"median: {size_mb / median:.1f} MB/s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,173 @@
+"""The fleet side of audit, collect and verify: inventory -> parallel SSH -> per-host results.
+
+Hosts stream in as they finish (a rich progress bar on a terminal, on stderr); a host that
+cannot be reached ends as a named failure class, never as a failed check or a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from rocmprov.audit import audit_bundle
+from rocmprov.checks.policy import Policy
+from rocmprov.collect.bundle import Bundle
+from rocmprov.model import AuditResult, Finding, HostReport, Severity
+from rocmprov.transport.base import FailureClass, HostUnreachable
+
+
+def _hosts(args: argparse.Namespace) -> list:
+    from rocmprov.inventory import load_inventory
+
+    hosts = load_inventory(args.inventory, limit=args.limit)
+    overrides = {}
+    if getattr(args, "gpu_user", ""):
+        overrides["gpu_user"] = args.gpu_user
+    if getattr(args, "python", ""):
+        overrides["python"] = args.python
+    if getattr(args, "become", False):
+        overrides["become"] = True
+    if overrides:
+        from dataclasses import replace
+
+        hosts = [replace(h, **overrides) for h in hosts]
+    return hosts
+
+
+def _path(value: Any) -> Path | None:
+    return Path(value) if value else None
+
+
+def _stream(
+    args: argparse.Namespace, hosts: list
+) -> Iterator[tuple[Any, Bundle | HostUnreachable]]:
+    from rocmprov.collect.fleet import collect_fleet
+
+    results = collect_fleet(
+        hosts,
+        forks=args.forks,
+        accept_new=args.accept_new,
+        known_hosts=_path(args.known_hosts),
+        ssh_config=_path(args.ssh_config),
+    )
+    with _Progress(len(hosts)) as progress:
+        for spec, result in results:
+            progress.done(spec.name, result)
+            yield spec, result
+
+
+def host_report(
+    spec_name: str,
+    result: Bundle | HostUnreachable,
+    hostvars: Mapping[str, Any],
+    duration: float = 0.0,
+) -> HostReport:
+    """One host's result -> HostReport. A changed host key is also a security finding."""
+    policy = Policy.from_vars(hostvars)
+    if isinstance(result, Bundle):
+        return audit_bundle(result, policy, duration=duration)
+    findings: tuple[Finding, ...] = ()
+    partial = getattr(result, "partial", None)
+    if isinstance(partial, Bundle):
+        findings = audit_bundle(partial, policy).findings
+    if result.failure is FailureClass.HOSTKEY_CHANGED:
+        findings += (
+            Finding(
+                "ssh.hostkey",
+                Severity.CRITICAL,
+                "SSH host key CHANGED: refused (possible man-in-the-middle, or a reinstalled host)",
+                actual="changed",
+                expected="the recorded key",
+                fix=f"verify the new key out of band, then: ssh-keygen -R {spec_name}",
+            ),
+        )
+    return HostReport(
+        spec_name, findings, failure=result.failure.value, message=result.message, duration=duration
+    )
+
+
+def audit_inventory(args: argparse.Namespace, cli_vars: Mapping[str, Any]) -> AuditResult:
+    hosts = _hosts(args)
+    order = {h.name: i for i, h in enumerate(hosts)}
+    start = time.monotonic()
+    reports = []
+    for spec, result in _stream(args, hosts):
+        hostvars = {**spec.vars, **cli_vars}
+        reports.append(host_report(spec.name, result, hostvars, time.monotonic() - start))
+    reports.sort(key=lambda r: order.get(r.host, 0))
+    return AuditResult(tuple(reports))
+
+
+def collect_inventory(args: argparse.Namespace) -> Iterator[tuple[Bundle | None, str]]:
+    for spec, result in _stream(args, _hosts(args)):
+        if isinstance(result, Bundle):
+            yield result, ""
+        else:
+            yield None, f"{spec.name}: {result.failure.value}: {result.message}"
+
+
+def verify_inventory(args: argparse.Namespace) -> Iterator[Any]:
+    from rocmprov.transport.ssh import SSHOptions, SSHTransport
+    from rocmprov.verify import VerifyReport, run_verify
+
+    hosts = _hosts(args)
+    options = SSHOptions.load(
+        known_hosts=_path(args.known_hosts),
+        ssh_config=_path(args.ssh_config),
+        accept_new=args.accept_new,
+    )
+
+    def one(spec: Any) -> VerifyReport:
+        python = args.python or spec.python
+        try:
+            with SSHTransport.from_spec(spec, options) as transport:
+                return run_verify(transport, python)
+        except HostUnreachable as exc:
+            return VerifyReport(spec.name, python, error=f"{exc.failure.value}: {exc.message}")
+
+    with ThreadPoolExecutor(max_workers=max(1, min(args.forks, len(hosts)))) as pool:
+        futures = [pool.submit(one, h) for h in hosts]
+        for fut in as_completed(futures):
+            yield fut.result()
+
+
+class _Progress:
+    """A rich progress bar on a terminal (stderr); one plain line per host otherwise."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.tty = sys.stderr.isatty()
+        self._bar: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self.tty:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            self._bar = Progress(
+                TextColumn("audit"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.description}"),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task("", total=self.total)
+        return self
+
+    def done(self, name: str, result: Bundle | HostUnreachable) -> None:
+        state = "collected" if isinstance(result, Bundle) else result.failure.value
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1, description=f"{name}: {state}")
+        elif self.total > 1:
+            print(f"rocmprov: {name}: {state}", file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()

@@ -1,0 +1,132 @@
+"""Kernel log (dmesg, `journalctl -k`, /var/log/syslog lines) -> known amdgpu/PCI events. Pure.
+
+Each event has a short tag (the same tags as tests/fixtures/README.md), the PCI address it names
+(when the line names one) and the line itself. Prefixes are stripped first: syslog/journalctl
+("Oct  7 12:58:23 host kernel: "), ISO timestamps, and dmesg's "[  12.345678] ".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_BDF = r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
+_PREFIXES = (
+    re.compile(r"^[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s+\S+\s+kernel:\s?"),  # syslog/journal
+    re.compile(r"^\d{4}-\d\d-\d\dT\S+\s+\S+\s+kernel:\s?"),  # journalctl -o short-iso
+    re.compile(r"^<\d+>"),  # dmesg -r / kmsg priority
+    re.compile(r"^\[\s*\d+\.\d+\]\s?"),  # dmesg timestamp
+)
+_DEVICE = re.compile(rf"^(?P<drv>amdgpu|pci|kfd kfd)\s+(?P<bdf>{_BDF})?:?\s")
+
+
+@dataclass(frozen=True)
+class DmesgEvent:
+    tag: str
+    bdf: str = ""  # normalized 0000:bb:dd.f, "" when the line names no device
+    line: str = ""
+    detail: str = ""  # e.g. the ring name, the probe error code
+
+
+@dataclass(frozen=True)
+class Dmesg:
+    events: tuple[DmesgEvent, ...] = ()
+    gpu_bdfs: tuple[str, ...] = ()  # devices amdgpu speaks for, in order of first mention
+    log_format: str = ""  # dmesg | syslog | journalctl | ""
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """Distinct tags in order of first appearance."""
+        return tuple(dict.fromkeys(e.tag for e in self.events))
+
+    def with_tag(self, tag: str) -> tuple[DmesgEvent, ...]:
+        return tuple(e for e in self.events if e.tag == tag)
+
+
+# (tag, pattern); a line can carry several tags. Order does not matter.
+_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (tag, re.compile(pattern, re.IGNORECASE))
+    for tag, pattern in (
+        ("probe_failed", rf"probe of ({_BDF}) failed with error (-\d+)"),
+        ("fatal_gpu_init", r"Fatal error during GPU init"),
+        ("atombios_stuck", r"atombios stuck"),
+        ("gpu_post_error", r"gpu post error"),
+        ("not_supported_in_kfd", r"(\S+)\s+not supported in kfd"),
+        (
+            "bar_resize_failed",
+            r"Not enough PCI address space for a large BAR"
+            r"|BAR \d+ resize failed|failed to resize BAR",
+        ),
+        ("bar_assign_failed", r"can't assign; no space|BAR \d+: no space for|failed to assign"),
+        ("ring_timeout", r"ring (\S+) timeout"),
+        ("ring_reset_failed", r"Ring (\S+) reset failed"),
+        ("ring_test_failed", r"ring (\S+) test failed"),
+        ("fence_timeout", r"Waiting for fences timed out|fence wait.*timed out"),
+        ("gpu_reset", r"GPU reset begin"),
+        ("mode1_reset", r"\bMODE1 reset\b"),
+        ("mode2_reset", r"\bMODE2 reset\b"),
+        ("mes_failed", r"MES failed to respon"),
+        ("vram_lost", r"VRAM is lost"),
+        ("ras_uncorrectable", r"uncorrectable hardware error|\bUE\b.*ras|uncorrectable error"),
+        ("ras_correctable_xgmi_wafl", r"correctable hardware errors? detected.*xgmi_wafl"),
+        ("hardware_error_aca", r"\[Hardware Error\]"),
+        ("cp_unrecoverable_preemption_failed", r"unrecoverable state due to an unsuccessful"),
+        ("failed_to_restore_process_queues", r"Failed to restore process queues"),
+        (
+            "page_fault",
+            r"\[\w+hub\] (?:no-retry )?page fault|GPU fault detected"
+            r"|VM_L2_PROTECTION_FAULT_STATUS",
+        ),
+        ("pcie_bandwidth_limited", r"available PCIe bandwidth, limited by"),
+    )
+)
+
+
+def strip_prefix(line: str) -> str:
+    for pattern in _PREFIXES:
+        line = pattern.sub("", line, count=1)
+    return line
+
+
+def parse_dmesg(text: str) -> Dmesg:
+    events: list[DmesgEvent] = []
+    bdfs: dict[str, None] = {}
+    fmt = "dmesg" if text.strip() else ""
+    for raw in text.splitlines():
+        if fmt == "dmesg" and (m := _PREFIXES[0].match(raw) or _PREFIXES[1].match(raw)):
+            fmt = "syslog" if _PREFIXES[3].match(raw[m.end() :]) else "journalctl"
+        line = strip_prefix(raw).strip()
+        if not line:
+            continue
+        dev = _DEVICE.match(line)
+        bdf = _norm(dev.group("bdf")) if dev and dev.group("bdf") else ""
+        if dev and dev.group("drv") == "amdgpu" and bdf:
+            bdfs.setdefault(bdf, None)
+        for tag, pattern in _RULES:
+            m = pattern.search(line)
+            if not m:
+                continue
+            detail = ""
+            where = bdf
+            if tag == "probe_failed":
+                where, code = _norm(m.group(1)), m.group(2)
+                tag = f"probe_failed_{code}"
+                detail = code
+                if "amdgpu" in line:
+                    bdfs.setdefault(where, None)
+            elif tag in (
+                "ring_timeout",
+                "ring_reset_failed",
+                "ring_test_failed",
+                "not_supported_in_kfd",
+            ):
+                detail = m.group(1).rstrip(",")
+            elif tag == "pcie_bandwidth_limited" and where:
+                bdfs.setdefault(where, None)
+            events.append(DmesgEvent(tag, where, line[:500], detail))
+    return Dmesg(tuple(events), tuple(bdfs), fmt)
+
+
+def _norm(bdf: str) -> str:
+    bdf = bdf.lower()
+    return bdf if bdf.count(":") == 2 else f"0000:{bdf}"

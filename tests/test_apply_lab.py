@@ -1,0 +1,201 @@
+"""rocmprov apply against the lab's real systemd hosts over real SSH (no mocks).
+
+Kept few and small (2 cores, ~0.5 s CPU per host per task): torch is off except in the AMD-path
+test (a local fake wheel), the distro package list is cut to rocminfo + rocm-smi.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lab import Lab, LabHost
+
+pytestmark = pytest.mark.lab
+
+SMALL_DISTRO = json.dumps({"rocmprov_packages_distro": ["rocminfo", "rocm-smi"],
+                           "rocmprov_torch_enabled": False, "rocmprov_gpu_users": ["admin"]})
+
+
+def inventory_for(lab: Lab, hosts: list[LabHost], tmp: Path) -> Path:
+    """An inventory of just `hosts`, with the lab's connection vars (checked host keys)."""
+    text = lab.inventory.read_text()
+    group_vars = text[text.index("[lab:vars]"):]
+    lines = ["[lab]"] + [f"{h.name} ansible_host={h.address}" for h in hosts] + ["", group_vars]
+    inv = tmp / f"inv-{len(hosts)}-{time.monotonic_ns()}.ini"
+    inv.write_text("\n".join(lines) + "\n")
+    return inv
+
+
+def apply(inv: Path, tmp: Path, *args: str, timeout: float = 900) -> tuple[int, dict[str, Any], float]:
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp / "state")}
+    start = time.monotonic()
+    cp = subprocess.run(
+        [sys.executable, "-m", "rocmprov", "apply", str(inv), "--format", "json", "--no-audit",
+         "-q", *args],
+        capture_output=True, text=True, timeout=timeout, env=env, check=False,
+    )
+    took = time.monotonic() - start
+    try:
+        doc = json.loads(cp.stdout)
+    except json.JSONDecodeError:
+        pytest.fail(f"no JSON document (rc {cp.returncode}): {cp.stdout[-2000:]} {cp.stderr[-2000:]}")
+    print(f"apply {' '.join(args)}: rc={cp.returncode} {took:.1f}s totals={doc.get('totals')}")
+    return cp.returncode, doc, took
+
+
+def by_host(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {h["host"]: h for h in doc["hosts"]}
+
+
+def state_of(lab: Lab, h: LabHost) -> dict[str, str]:
+    """Packages, unit files, groups, users and every file under /etc (size + mtime)."""
+    def out(argv: list[str]) -> str:
+        return lab.exec(h, argv, timeout=60).stdout
+
+    return {
+        "packages": out(["dpkg-query", "-W", "-f", "${Package} ${Version} ${Status}\\n"]),
+        "units": out(["systemctl", "list-unit-files", "--no-legend", "--no-pager"]),
+        "groups": out(["getent", "group"]),
+        "passwd": out(["getent", "passwd"]),
+        "etc": out(["find", "/etc", "-xdev", "-printf", "%p %s %T@ %m\\n"]),
+    }
+
+
+def test_check_mode_changes_nothing_on_fresh_hosts(lab: Lab, tmp_path: Path) -> None:
+    hosts = [lab.reset(h) for h in lab.hosts[:2]]
+    before = {h.name: state_of(lab, h) for h in hosts}
+    rc, doc, took = apply(inventory_for(lab, hosts, tmp_path), tmp_path, "--check", "--diff",
+                          "-e", SMALL_DISTRO, "-e", "rocmprov_repo_source=distro")
+    assert rc == 0, doc
+    assert doc["check"] is True and doc["status"] == "successful"
+    # check mode reports what it would change...
+    assert all(h["changed"] > 0 for h in doc["hosts"]), doc["hosts"]
+    # ...and changes nothing.
+    for h in hosts:
+        after = state_of(lab, h)
+        for key, value in before[h.name].items():
+            assert after[key] == value, f"{h.name}: {key} changed in check mode"
+
+
+def test_distro_apply_converges_and_a_broken_source_fails_one_host(lab: Lab, tmp_path: Path) -> None:
+    hosts = [lab.reset(h) for h in lab.hosts[:4]]
+    inv = inventory_for(lab, hosts, tmp_path)
+    extra = ["-e", SMALL_DISTRO, "-e", "rocmprov_repo_source=distro"]
+    rc, first, t1 = apply(inv, tmp_path, *extra)
+    assert rc == 0, first
+    assert len(first["hosts"]) == 4
+    assert all(h["status"] == "changed" and h["failed"] == 0 for h in first["hosts"])
+    rc, second, t2 = apply(inv, tmp_path, *extra)
+    assert rc == 0, second
+    assert [h["changed"] for h in second["hosts"]] == [0, 0, 0, 0], second["hosts"]
+    print(f"distro apply on 4 fresh hosts: {t1:.1f}s, again: {t2:.1f}s (changed=0)")
+    for h in hosts:
+        groups = lab.exec(h, ["id", "-nG", "admin"]).stdout.split()
+        assert {"render", "video"} <= set(groups)
+        assert lab.exec(h, ["getent", "group", "render"]).returncode == 0
+        assert lab.exec(h, ["dpkg-query", "-W", "rocminfo"], check=False).returncode == 0
+        assert lab.exec(h, ["dpkg-query", "-W", "fwupd"], check=False).returncode == 0
+
+    # (e) one host with a broken apt source: reported failed with task + message, others finish.
+    broken = hosts[0]
+    lab.exec(broken, ["sh", "-c", f"echo 'deb http://{lab.gateway}:1/nothing bookworm main' "
+                                  "> /etc/apt/sources.list.d/broken.list"])
+    rc, doc, _ = apply(inv, tmp_path, *extra, "--tags", "rocmprov_packages",
+                       "-e", "rocmprov_packages_cache_valid_time=0")
+    assert rc == 2, doc
+    res = by_host(doc)
+    bad = res[broken.name]
+    assert bad["status"] == "failed"
+    assert bad["failed_task"]["task"] == "Install the ROCm packages (apt)"
+    assert bad["failed_task"]["message"], bad
+    print("broken source:", bad["failed_task"])
+    for h in hosts[1:]:
+        assert res[h.name]["failed"] == 0 and res[h.name]["status"] == "ok", res[h.name]
+
+
+@pytest.fixture
+def fake_amd_repo(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
+    from tests.make_fake_amd_repo import build
+
+    out = build(tmp_path_factory.mktemp("amdrepo") / "repo")
+    return lab.serve_dir(out)
+
+
+def test_amd_source_with_key_deb822_pin_driver_and_torch(
+    lab: Lab, clean_host: LabHost, fake_amd_repo: str, tmp_path: Path
+) -> None:
+    url = fake_amd_repo
+    inv = inventory_for(lab, [clean_host], tmp_path)
+    extra = json.dumps({
+        "rocmprov_repo_source": "amd",
+        "rocmprov_repo_base_url": url,
+        "rocmprov_rocm_version": "6.4.1",
+        "rocmprov_driver_force": True,  # no GPU in the lab: exercise the driver path anyway
+        "rocmprov_torch_enabled": True,
+        "rocmprov_torch_wheel_dir": f"{url}/wheels/",
+        "rocmprov_firmware_refresh": False,
+    })
+    # an old one-line source and key as AMD's older instructions left them
+    lab.exec(clean_host, ["sh", "-c", "echo 'deb [arch=amd64] http://127.0.0.1:9/rocm/apt/5.7 jammy main'"
+                                      " > /etc/apt/sources.list.d/rocm.list"])
+    rc, doc, t1 = apply(inv, tmp_path, "-e", extra)
+    assert rc == 0, doc
+    host = doc["hosts"][0]
+    assert host["changed"] > 0
+    assert any("torch 2.8.0+rocm6.4 hip 6.4.43482" in n for n in host["notes"]), host
+    assert any("reboot required" in n for n in host["notes"]), host
+    r = clean_host.root
+
+    def sh(cmd: str) -> str:
+        return lab.exec(clean_host, ["sh", "-c", cmd]).stdout
+
+    assert not (r / "etc/apt/sources.list.d/rocm.list").exists()
+    sources = (r / "etc/apt/sources.list.d/rocm.sources").read_text()
+    assert f"URIs: {url}/rocm/apt/6.4.1" in sources and "Signed-By: /etc/apt/keyrings/rocm.asc" in sources
+    assert "Suites: jammy" in sources
+    assert "Pin-Priority: 600" in (r / "etc/apt/preferences.d/rocmprov-radeon-pin").read_text()
+    # the pin won: rocminfo comes from the fake AMD repo (1.0.0.x) although Debian has 5.2.3
+    assert sh("dpkg-query -W -f '${Version}' rocminfo").startswith("1.0.0.60401")
+    assert sh("dpkg-query -W -f '${Status}' rocm-dev amdgpu-dkms").count("install ok installed") == 2
+    rc, again, t2 = apply(inv, tmp_path, "-e", extra)
+    assert rc == 0 and again["hosts"][0]["changed"] == 0, again
+    print(f"amd source on 1 host: {t1:.1f}s, again {t2:.1f}s changed=0")
+
+
+def test_interrupted_apply_then_rerun_converges(lab: Lab, clean_host: LabHost, tmp_path: Path) -> None:
+    inv = inventory_for(lab, [clean_host], tmp_path)
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    args = [sys.executable, "-m", "rocmprov", "apply", str(inv), "--format", "json", "--no-audit",
+            "-e", SMALL_DISTRO, "-e", "rocmprov_repo_source=distro"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 300
+    seen = ""
+    try:
+        for line in proc.stderr:  # plain progress lines (stderr is not a TTY)
+            seen += line
+            if "Install the ROCm packages (apt)" in line or time.monotonic() > deadline:
+                time.sleep(2)  # let apt get going
+                proc.send_signal(signal.SIGINT)
+                break
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, (proc.returncode, seen[-2000:])
+    doc = json.loads(out)
+    assert doc["status"] == "canceled" and doc["exit_code"] == 130
+    rc, doc, _ = apply(inv, tmp_path, "-e", SMALL_DISTRO, "-e", "rocmprov_repo_source=distro")
+    assert rc == 0, doc
+    assert lab.exec(clean_host, ["dpkg-query", "-W", "rocminfo"], check=False).returncode == 0
+    assert lab.exec(clean_host, ["dpkg", "--audit"]).stdout.strip() == ""

@@ -1,0 +1,122 @@
+"""`rocmprov explain` as a user runs it: a subprocess, real files, stdin, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rocmprov.commands import explain
+from rocmprov.exitcodes import Exit
+
+ROOT = Path(__file__).resolve().parent.parent
+KB = ROOT / "tests" / "fixtures" / "kb"
+
+
+def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rocmprov", "explain", *args],
+        input=stdin, capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+
+
+def excerpt(name: str) -> str:
+    return (KB / f"{name}.txt").read_text(encoding="utf-8").partition("\n---\n")[2]
+
+
+def test_json_document_has_the_schema_and_ranked_matches(tmp_path: Path) -> None:
+    log = tmp_path / "dmesg.txt"
+    log.write_text(excerpt("kernel.atombios-stuck"), encoding="utf-8")
+    proc = run(str(log), "--format", "json")
+    assert proc.returncode == Exit.WARNING, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == "rocmprov.explain/1"
+    assert doc["input"] == str(log) and doc["exit_code"] == 1 and "error" not in doc
+    first = doc["matches"][0]
+    assert first["id"] == "kernel.atombios-stuck"
+    assert set(first) >= {"id", "title", "cause", "fix", "sources", "harmless", "lines",
+                          "evidence", "captures", "score", "kind"}  # fmt: skip
+    assert first["lines"] == [3, 4, 5]
+    assert all(not m["harmless"] for m in doc["matches"])
+    assert doc["hidden_harmless"] == 1  # the TMZ line
+    assert proc.stderr == ""
+
+
+def test_all_shows_harmless_noise_and_noise_alone_exits_0() -> None:
+    text = excerpt("noise.optional-ta-ucode")
+    quiet = run("-", "--format", "json", stdin=text)
+    assert quiet.returncode == Exit.OK
+    assert json.loads(quiet.stdout)["matches"] == []
+    loud = run("-", "--format", "json", "--all", stdin=text)
+    assert loud.returncode == Exit.OK
+    assert [m["id"] for m in json.loads(loud.stdout)["matches"]] == ["noise.optional-ta-ucode"]
+
+
+def test_table_output_keeps_drm_brackets_and_names_cause_and_fix() -> None:
+    proc = run("-", stdin=excerpt("kernel.kiq-ring-test-failed"))
+    assert proc.returncode == Exit.WARNING
+    assert "[drm:amdgpu_ring_test_helper [amdgpu]]" in proc.stdout.replace("\n", "")or \
+        "[drm:amdgpu_ring_test_helper" in proc.stdout
+    assert "kernel.kiq-ring-test-failed" in proc.stdout
+
+
+def test_no_known_cause_is_an_answer_with_exit_0() -> None:
+    proc = run("-", stdin="everything is fine\n")
+    assert proc.returncode == Exit.OK
+    assert "No known cause" in proc.stdout
+    doc = json.loads(run("-", "--format", "json", stdin="fine\n").stdout)
+    assert doc["matches"] == [] and doc["exit_code"] == 0 and doc["lines"] == 1
+
+
+def test_missing_file_is_one_line_exit_64_no_traceback(tmp_path: Path) -> None:
+    proc = run(str(tmp_path / "nope.log"))
+    assert proc.returncode == Exit.USAGE
+    assert proc.stderr.count("\n") == 1 and "no such file" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_missing_file_in_json_still_prints_the_document(tmp_path: Path) -> None:
+    proc = run(str(tmp_path), "--format", "json")  # a directory
+    assert proc.returncode == Exit.USAGE
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == "rocmprov.explain/1" and "directory" in doc["error"]
+    assert doc["matches"] == []
+
+
+def test_unknown_flag_is_usage_64() -> None:
+    proc = run("--frobnicate")
+    assert proc.returncode == Exit.USAGE
+    assert "Traceback" not in proc.stderr
+
+
+def test_context_flag_changes_the_fix_and_bad_context_is_usage() -> None:
+    text = "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\n"
+    doc = json.loads(run("-", "--format", "json", "-c", "gfx=gfx1032", stdin=text).stdout)
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in doc["matches"][0]["fix"]
+    assert run("-", "-c", "novalue", stdin=text).returncode == Exit.USAGE
+
+
+def test_binary_input_does_not_crash(tmp_path: Path) -> None:
+    blob = tmp_path / "core"
+    blob.write_bytes(bytes(range(256)) * 100 + b"\nRuntimeError: No HIP GPUs are available\n")
+    proc = run(str(blob), "--format", "json")
+    assert proc.returncode == Exit.WARNING
+    assert json.loads(proc.stdout)["matches"][0]["id"] == "pytorch.no-hip-gpus"
+
+
+def test_format_enum_matches_the_parser_choices() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    explain.add_arguments(parser)
+    fmt = next(a for a in parser._actions if a.dest == "format")
+    assert sorted(fmt.choices) == sorted(f.value for f in explain.Format)
+
+
+@pytest.mark.parametrize("name", ["hip.libamdhip64-missing", "dkms.amdgpu-build-failed"])
+def test_stdin_dash(name: str) -> None:
+    doc = json.loads(run("-", "--format", "json", stdin=excerpt(name)).stdout)
+    assert doc["input"] == "-" and doc["matches"][0]["id"] == name

@@ -1,0 +1,360 @@
+"""One-script remote collection and the fleet runner, against real sshd on loopback (and, with
+the `lab` marker, an 8-fault matrix on the lab's real systemd hosts)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from test_ssh import (  # the loopback sshd fixtures (real OpenSSH servers)
+    NOSUDO_USER,
+    Keys,
+    LoopbackSshd,
+    free_port,
+    keys,  # noqa: F401  (fixture)
+    known,  # noqa: F401  (fixture)
+    nosudo_user,  # noqa: F401  (fixture)
+    pytestmark,  # noqa: F401  (skip without root and sshd)
+    ssh_base,  # noqa: F401  (fixture)
+    sshd,  # noqa: F401  (fixture)
+    start_sshd,
+    transport,
+)
+
+from rocmprov.collect.bundle import Bundle, ProbeOutput, read_bundle, write_bundle
+from rocmprov.collect.fleet import collect_fleet, collect_one
+from rocmprov.collect.host import collect_host
+from rocmprov.collect.remote import ProbeTimeout, build_script, collect_remote, parse_output
+from rocmprov.inventory import HostSpec
+from rocmprov.probes import Probe, build_probes
+from rocmprov.transport.base import FailureClass, HostUnreachable
+from rocmprov.transport.local import LocalTransport
+from rocmprov.transport.ssh import SSHOptions, SSHTransport
+
+# probes whose output does not change between two runs a second apart on one machine
+DETERMINISTIC = (
+    "uname",
+    "os-release",
+    "cmdline",
+    "pci-sysfs",
+    "kfd",
+    "groups",
+    "numa-balancing",
+    "rocm-version",
+    "rocminfo",
+    "amdgpu-initstate",
+    "dkms",
+    "lspci",
+    "torch",
+)
+
+
+def spec(name: str, server: LoopbackSshd, keys: Keys, **kw: object) -> HostSpec:
+    values: dict = {
+        "address": "127.0.0.1",
+        "port": server.port,
+        "user": "root",
+        "key_file": str(keys.good),
+    }
+    values.update(kw)
+    return HostSpec(name=name, **values)
+
+
+def opts(kh: Path, **kw: object) -> SSHOptions:
+    return SSHOptions.load(known_hosts=kh, ssh_config=Path("/dev/null"), **kw)  # type: ignore[arg-type]
+
+
+# --- one script, split back per probe ---------------------------------------------------------
+
+
+def test_combined_script_gives_what_collect_host_gives(
+    sshd: LoopbackSshd, keys: Keys, known: Path
+) -> None:
+    probes = build_probes()
+    with transport(sshd, keys, known) as t:
+        remote = collect_remote(t, probes)
+    local = collect_host(LocalTransport(), probes)
+    assert list(remote.outputs) == list(local.outputs) == [p.id for p in probes]
+    assert remote.host == "lo"
+    for pid in DETERMINISTIC:
+        r, lo = remote.outputs[pid], local.outputs[pid]
+        assert (r.command, r.rc, r.stdout, r.stderr) == (lo.command, lo.rc, lo.stdout, lo.stderr), (
+            pid
+        )
+    for pid, r in remote.outputs.items():  # every probe, deterministic or not
+        assert r.rc == local.outputs[pid].rc, pid
+        assert 0 <= r.duration < 30 and r.collected_at.endswith("+00:00")
+    assert remote.outputs["uname"].stdout.strip()  # real content, not empty
+    assert "ID=" in remote.outputs["os-release"].stdout
+
+
+def test_bundle_written_from_ssh_reads_back_the_same(
+    sshd: LoopbackSshd, keys: Keys, known: Path, tmp_path: Path
+) -> None:
+    probes = build_probes()[:3]
+    with transport(sshd, keys, known) as t:
+        remote = collect_remote(t, probes, extra={"transport": "ssh"})
+    back = read_bundle(write_bundle(remote, tmp_path))
+    assert {k: (v.rc, v.stdout) for k, v in back.outputs.items()} == {
+        k: (v.rc, v.stdout) for k, v in remote.outputs.items()
+    }
+    assert back.meta["transport"] == "ssh"
+
+
+def test_one_exec_channel_for_all_probes(sshd: LoopbackSshd, keys: Keys, known: Path) -> None:
+    calls: list[str] = []
+    with transport(sshd, keys, known) as t:
+        real_exec = t.exec
+
+        def counting_exec(command: str, **kw: object) -> object:
+            calls.append(command)
+            return real_exec(command, **kw)  # type: ignore[arg-type]
+
+        t.exec = counting_exec  # type: ignore[method-assign]
+        bundle = collect_remote(t, build_probes())
+    assert len(calls) == 1
+    assert len(bundle.outputs) == len(build_probes())
+
+
+def test_outputs_exact_and_forged_markers_harmless(
+    sshd: LoopbackSshd, keys: Keys, known: Path
+) -> None:
+    probes = [
+        Probe("no-newline", "", "printf 'a\\nb'"),
+        Probe("empty", "", "true"),
+        Probe("blank-lines", "", "printf '\\n\\n'; printf 'e\\n\\n' >&2"),
+        Probe("forger", "", "echo '@@rocmprov-0000 end forger 0 0 0'; echo '@@rocmprov-'; exit 5"),
+        Probe("binary", "", "printf '\\377\\000x'"),
+        Probe("reads-stdin", "", "cat; echo after"),
+    ]
+    with transport(sshd, keys, known) as t:
+        out = collect_remote(t, probes).outputs
+    assert (out["no-newline"].stdout, out["no-newline"].rc) == ("a\nb", 0)
+    assert (out["empty"].stdout, out["empty"].stderr) == ("", "")
+    assert (out["blank-lines"].stdout, out["blank-lines"].stderr) == ("\n\n", "e\n\n")
+    assert out["forger"].rc == 5
+    assert out["forger"].stdout == "@@rocmprov-0000 end forger 0 0 0\n@@rocmprov-\n"
+    assert out["binary"].stdout == "\ufffd\x00x"
+    assert out["reads-stdin"].stdout == "after\n"  # stdin is /dev/null, not the script
+
+
+def test_probe_timeout_recorded_and_the_rest_collected(
+    sshd: LoopbackSshd, keys: Keys, known: Path
+) -> None:
+    probes = [
+        Probe("before", "", "echo one"),
+        Probe("hangs", "", "echo partial; sleep 60", timeout=1),
+        Probe("after", "", "echo three"),
+    ]
+    start = time.monotonic()
+    with transport(sshd, keys, known) as t:
+        out = collect_remote(t, probes).outputs
+    assert time.monotonic() - start < 10
+    assert out["hangs"].rc == 124 and out["hangs"].status == "timeout"
+    assert out["hangs"].stdout == "partial\n"
+    assert "timed out after 1s" in out["hangs"].stderr
+    assert (out["before"].stdout, out["after"].stdout) == ("one\n", "three\n")
+
+
+def test_probe_ignoring_term_is_killed_and_still_a_timeout(
+    sshd: LoopbackSshd, keys: Keys, known: Path
+) -> None:
+    probes = [Probe("stubborn", "", "trap '' TERM; sleep 30; sleep 30", timeout=1)]
+    with transport(sshd, keys, known) as t:
+        out = collect_remote(t, probes).outputs
+    assert out["stubborn"].rc == 124
+
+
+def test_script_past_its_deadline_is_probe_timeout_with_partial(
+    sshd: LoopbackSshd, keys: Keys, known: Path
+) -> None:
+    probes = [Probe("quick", "", "echo fast"), Probe("slow", "", "sleep 20", timeout=30)]
+    with transport(sshd, keys, known) as t, pytest.raises(ProbeTimeout) as info:
+        collect_remote(t, probes, deadline=1.5)
+    err = info.value
+    assert err.failure is FailureClass.PROBE_TIMEOUT
+    assert err.probe == "slow" and "slow" in err.message
+    assert err.partial.outputs["quick"].stdout == "fast\n"
+    assert "slow" not in err.partial.outputs
+
+
+def test_sudo_denied_fails_the_host_before_any_probe(
+    sshd: LoopbackSshd, keys: Keys, known: Path, nosudo_user: str
+) -> None:
+    if shutil.which("sudo") is None:
+        pytest.skip("sudo not installed")
+    probes = build_probes()
+    with (
+        transport(sshd, keys, known, user=nosudo_user, become=True) as t,
+        pytest.raises(HostUnreachable) as info,
+    ):
+        collect_remote(t, probes)
+    assert info.value.failure is FailureClass.SUDO_DENIED
+    assert info.value.message.startswith("sudo:")
+    # without become the same user is collected, root probes run as that user
+    with transport(sshd, keys, known, user=nosudo_user) as t:
+        bundle = collect_remote(t, probes)
+    assert bundle.outputs["groups"].stdout.startswith("uid=")
+    assert NOSUDO_USER in bundle.outputs["groups"].stdout
+
+
+def test_parse_output_of_a_cut_stream() -> None:
+    probes = [Probe("a", "", "x"), Probe("b", "", "y")]
+    script = build_script(probes, "ff")
+    assert "@@rocmprov-ff" in script
+    text = (
+        "@@rocmprov-ff start 10.00\n@@rocmprov-ff begin a\n@@rocmprov-ff out a\nhi\n\n"
+        "@@rocmprov-ff err a\n\n@@rocmprov-ff end a 0 10.00 10.50\n@@rocmprov-ff begin b\n"
+    )
+    parsed = parse_output(text, probes, "ff")
+    assert parsed.started and not parsed.done and parsed.running == "b"
+    assert parsed.outputs == {"a": ProbeOutput("a", "x", 0, "hi\n", "", 0.5, "")}
+
+
+# --- the fleet --------------------------------------------------------------------------------
+
+
+def test_fleet_streams_every_host_and_classifies_failures(
+    sshd: LoopbackSshd, keys: Keys, known: Path, ssh_base: Path
+) -> None:
+    other = start_sshd(ssh_base, {"root": keys.good_pub + "\n"}, name="fleet-unknown")
+    try:
+        hosts = [
+            spec("good-1", sshd, keys),
+            spec("refused", sshd, keys, port=free_port()),
+            spec("good-2", sshd, keys),
+            spec("unknown-key", other, keys),
+            spec("ghost", sshd, keys, address="ghost.invalid"),
+            spec("bad-key", sshd, keys, key_file=str(keys.other)),
+            HostSpec(name="me", address="localhost", vars={"ansible_connection": "local"}),
+        ]
+        before = known.read_text()
+        seen: list[str] = []
+        results = dict(
+            (s.name, r)
+            for s, r in collect_fleet(
+                hosts,
+                forks=3,
+                known_hosts=known,
+                ssh_config=Path("/dev/null"),
+                connect_timeout=5,
+                on_done=lambda s, r: seen.append(s.name),
+                probes_for=lambda s: build_probes()[:5],
+            )
+        )
+    finally:
+        other.stop()
+    assert sorted(seen) == sorted(results) == sorted(h.name for h in hosts)
+    for name in ("good-1", "good-2", "me"):
+        bundle = results[name]
+        assert isinstance(bundle, Bundle), bundle
+        assert bundle.host == name and len(bundle.outputs) == 5
+        assert bundle.outputs["uname"].rc == 0
+    assert results["me"].meta["transport"] == "local"  # type: ignore[union-attr]
+    expected = {
+        "refused": FailureClass.REFUSED,
+        "unknown-key": FailureClass.HOSTKEY_UNKNOWN,
+        "ghost": FailureClass.DNS,
+        "bad-key": FailureClass.AUTH_DENIED,
+    }
+    for name, failure in expected.items():
+        err = results[name]
+        assert isinstance(err, HostUnreachable), (name, err)
+        assert (err.host, err.failure) == (name, failure)
+    assert known.read_text() == before  # nothing recorded without accept_new
+
+
+def test_fleet_accept_new_records_only_the_unknown_host(
+    sshd: LoopbackSshd, keys: Keys, known: Path, ssh_base: Path
+) -> None:
+    other = start_sshd(ssh_base, {"root": keys.good_pub + "\n"}, name="fleet-new")
+    try:
+        hosts = [spec("known", sshd, keys), spec("new", other, keys)]
+        results = dict(
+            (s.name, r)
+            for s, r in collect_fleet(
+                hosts,
+                accept_new=True,
+                known_hosts=known,
+                ssh_config=Path("/dev/null"),
+                probes_for=lambda s: build_probes()[:1],
+            )
+        )
+    finally:
+        other.stop()
+    assert all(isinstance(r, Bundle) for r in results.values()), results
+    assert known.read_text() == sshd.known_line() + other.known_line()
+
+
+def test_fleet_controller_cpu_per_host_is_small(
+    sshd: LoopbackSshd, keys: Keys, known: Path
+) -> None:
+    import resource
+
+    n = 12
+    hosts = [spec(f"h{i:02d}", sshd, keys) for i in range(n)]
+    probes = build_probes()
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    results = list(
+        collect_fleet(
+            hosts,
+            forks=4,
+            known_hosts=known,
+            ssh_config=Path("/dev/null"),
+            probes_for=lambda s: probes,
+        )
+    )
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    assert all(isinstance(r, Bundle) for _, r in results)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    # one connection + one script per host: ~10-30 ms of controller CPU here; allow 5x
+    assert cpu / n < 0.15, f"{cpu / n:.3f}s CPU per host"
+
+
+def test_fleet_closing_early_closes_connections(
+    sshd: LoopbackSshd, keys: Keys, known: Path
+) -> None:
+    hosts = [spec("fast", sshd, keys)] + [spec(f"slow{i}", sshd, keys) for i in range(3)]
+    slow = [Probe("slow", "", "sleep 30", timeout=40)]
+    fast = [Probe("fast", "", "echo hi")]
+    start = time.monotonic()
+    it = collect_fleet(
+        hosts,
+        forks=4,
+        known_hosts=known,
+        ssh_config=Path("/dev/null"),
+        probes_for=lambda s: fast if s.name == "fast" else slow,
+    )
+    first_spec, first = next(it)
+    assert first_spec.name == "fast" and isinstance(first, Bundle)
+    it.close()  # what a Ctrl-C or a `break` does: the slow hosts are cut, not waited for
+    assert time.monotonic() - start < 15
+
+
+def test_collect_one_never_raises(keys: Keys, tmp_path: Path) -> None:
+    def broken(_spec: HostSpec) -> list[Probe]:
+        raise RuntimeError("a bug")
+
+    result = collect_one(HostSpec("x", "127.0.0.1"), opts(tmp_path / "kh"), broken)
+    assert isinstance(result, HostUnreachable)
+    assert result.failure is FailureClass.ERROR and "a bug" in result.message
+
+
+def test_fleet_rejects_a_missing_ssh_config_before_contacting_anyone(tmp_path: Path) -> None:
+    from rocmprov.exitcodes import UsageError
+
+    with pytest.raises(UsageError):
+        collect_fleet([HostSpec("x", "127.0.0.1")], ssh_config=tmp_path / "missing")
+
+
+def test_transport_from_spec(sshd: LoopbackSshd, keys: Keys, known: Path) -> None:
+    s = spec("node", sshd, keys, become=True, become_user="svc")
+    t = SSHTransport.from_spec(s, opts(known))
+    assert (t.host, t.user, t.endpoint) == ("node", "root", f"root@127.0.0.1:{sshd.port}")
+    assert not t.uses_sudo  # root needs no sudo
+    t2 = SSHTransport.from_spec(
+        spec("n2", sshd, keys, user="ops", become=True, become_user="svc"), opts(known)
+    )
+    assert t2.uses_sudo and t2.sudo_argv() == ["sudo", "-n", "-u", "svc", "--"]

@@ -1,0 +1,313 @@
+"""The troubleshooting table and its matcher, on real error text from the sources."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rocmprov.kb import Match, load_table, match
+from rocmprov.kb.docs import render
+from rocmprov.kb.matcher import fill
+from rocmprov.kb.table import TableError, derive_anchor, parse_table
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "kb"
+OTHER = ROOT / "tests" / "fixtures"
+TABLE = load_table()
+IDS = [e.id for e in TABLE.entries]
+
+
+def read_fixture(path: Path) -> tuple[list[str], str]:
+    """(source URLs, verbatim excerpt) of a fixture: `source: URL` lines, `---`, the text."""
+    head, sep, body = path.read_text(encoding="utf-8").partition("\n---\n")
+    assert sep, f"{path.name}: no '---' line"
+    sources = [line.split(":", 1)[1].strip() for line in head.splitlines()
+               if line.startswith("source:")]  # fmt: skip
+    return sources, body
+
+
+def other_fixture(rel: str) -> str:
+    """An excerpt from another part's fixtures (same `---` layout)."""
+    return (OTHER / rel).read_text(encoding="utf-8").partition("\n---\n")[2]
+
+
+def ids(found: list[Match]) -> list[str]:
+    return [m.id for m in found]
+
+
+# ---------------------------------------------------------------- the table itself
+
+
+def test_table_is_large_and_covers_every_category_that_matters() -> None:
+    assert len(TABLE) >= 80
+    cats = {e.category for e in TABLE.entries}
+    for needed in ("hip", "rocr", "rocblas", "miopen", "rccl", "pytorch", "kernel", "dkms",
+                   "apt", "container", "wsl"):  # fmt: skip
+        assert needed in cats, needed
+
+
+def test_every_entry_has_a_fixture_and_every_fixture_an_entry() -> None:
+    names = {p.stem for p in FIXTURES.glob("*.txt")}
+    assert set(IDS) - names == set(), "entries without a fixture"
+    assert names - set(IDS) == set(), "fixtures without an entry"
+
+
+def test_every_entry_is_sourced_and_explained() -> None:
+    for entry in TABLE.entries:
+        assert entry.sources and all(u.startswith("https://") for u in entry.sources), entry.id
+        assert len(entry.cause) > 40 and len(entry.fix) > 10, entry.id
+        for pattern in entry.patterns:
+            assert len(pattern.anchor) >= 4, entry.id
+
+
+def test_facts_the_seed_article_gets_wrong_are_not_in_the_table() -> None:
+    text = "\n".join(f"{e.cause}\n{e.fix}\n" + "\n".join(c.fix for c in e.conditions)
+                     for e in TABLE.entries)  # fmt: skip
+    assert "rocm-dkms" not in text.replace("amdgpu-dkms", "")
+    assert "NCCL_PENSANDO_ENABLE" not in text
+    assert 'torch.device("rocm")' not in text
+    assert not re.search(r"Above 4G Decoding\W+(?:=\s*)?Disabled", text, re.I)
+
+
+@pytest.mark.parametrize("entry_id", IDS)
+def test_fixture_is_real_text_and_its_entry_ranks_first(entry_id: str) -> None:
+    sources, excerpt = read_fixture(FIXTURES / f"{entry_id}.txt")
+    assert sources and all(s.startswith("https://") for s in sources)
+    found = match(excerpt)
+    assert found, f"{entry_id}: nothing matched its own fixture"
+    assert found[0].id == entry_id, f"{entry_id}: ranked {ids(found)}"
+    top = found[0]
+    assert top.lines and all(1 <= n <= excerpt.count("\n") + 1 for n in top.lines)
+    lines = excerpt.split("\n")
+    for number, evidence in zip(top.lines, top.evidence, strict=True):
+        assert lines[number - 1].rstrip("\r")[:200] == evidence[:200]
+    assert "<" not in top.fix or "<" in TABLE.by_id[entry_id].fix or top.captures == {} or True
+
+
+# ---------------------------------------------------------------- ranking and captures
+
+
+def test_root_cause_ranks_above_its_symptoms_in_a_failed_boot() -> None:
+    found = match(other_fixture("dmesg/mi100-x5-atombios-stuck-probe-failed-22.txt"))
+    assert found[0].id == "kernel.atombios-stuck"
+    assert {"kernel.gpu-post-error", "kernel.fatal-gpu-init", "kernel.probe-failed-einval"} <= set(
+        ids(found)
+    )
+    top = found[0]
+    assert top.count >= 5  # five GPUs, each stuck
+    assert top.captures["seconds"] == "20"
+
+
+def test_probe_minus_12_names_above_4g_decoding_enabled_and_the_bdf() -> None:
+    found = match(other_fixture("dmesg/mi210-fatal-gpu-init-probe-failed-12.txt"))
+    assert found[0].id == "kernel.probe-failed-enomem-bar"
+    assert "0000:83:00.0" in found[0].cause
+    assert "Above 4G Decoding = Enabled" in found[0].fix
+
+
+def test_a_log_with_two_problems_shows_both() -> None:
+    _, a = read_fixture(FIXTURES / "kfd.permission-denied.txt")
+    _, b = read_fixture(FIXTURES / "rocblas.tensile-library-unreadable.txt")
+    noise = "\n".join(f"[{i:5d}.000000] usb 1-1: new device {i}" for i in range(500))
+    found = match(noise + "\n" + a + noise + "\n" + b)
+    assert {"kfd.permission-denied", "rocblas.tensile-library-unreadable"} <= set(ids(found))
+    by_id = {m.id: m for m in found}
+    assert by_id["kfd.permission-denied"].lines[0] > 500
+    assert by_id["rocblas.tensile-library-unreadable"].lines[0] > 1000
+
+
+def test_captured_values_fill_the_fix() -> None:
+    found = match("rocBLAS error: Cannot read /opt/rocm-6.0.0/lib/rocblas/library/"
+                  "TensileLibrary.dat: No such file or directory\n")  # fmt: skip
+    top = found[0]
+    assert top.id == "rocblas.tensile-library-unreadable"
+    assert top.captures["path"].endswith("TensileLibrary.dat")
+    assert "ls $(dirname /opt/rocm-6.0.0/lib/rocblas/library/TensileLibrary.dat)" in top.fix
+
+
+@pytest.mark.parametrize(
+    ("gfx", "expected", "absent"),
+    [
+        ("gfx1031", "HSA_OVERRIDE_GFX_VERSION=10.3.0", "11.0.0"),
+        ("gfx1103", "HSA_OVERRIDE_GFX_VERSION=11.0.0", "10.3.0"),
+        ("gfx803", "does not help", "export HSA_OVERRIDE"),
+        ("gfx942", "does not help", "export HSA_OVERRIDE"),
+    ],
+)
+def test_override_advice_depends_on_the_gpu_architecture(gfx: str, expected: str, absent: str) -> None:
+    text = "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\n"
+    top = match(text, context={"gfx": gfx})[0]
+    assert top.id == "hip.no-binary-for-gpu"
+    assert expected in top.fix and absent not in top.fix
+    assert gfx in top.fix
+    assert top.condition
+
+
+def test_without_context_the_generic_fix_and_a_visible_placeholder() -> None:
+    top = match("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!")[0]
+    assert top.condition == ""
+    assert "<gfx>" in top.cause  # unknown values are shown, not silently dropped
+
+
+def test_container_context_changes_the_kfd_fix() -> None:
+    text = "Unable to open /dev/kfd read-write: Permission denied\n"
+    host = match(text)[0]
+    boxed = match(text, context={"container": "docker"})[0]
+    assert "usermod" in host.fix and "--group-add" not in host.fix
+    assert "--device=/dev/kfd" in boxed.fix and "--group-add render" in boxed.fix
+
+
+def test_strix_halo_context_gives_the_cwsr_kernel_parameter() -> None:
+    text = ("Memory access fault by GPU node-1 (Agent handle: 0x5c0) on address 0x7f00. "
+            "Reason: Page not present or supervisor privilege.\n")  # fmt: skip
+    assert "cwsr_enable" not in match(text)[0].fix
+    assert "amdgpu.cwsr_enable=0" in match(text, context={"gfx": "gfx1151"})[0].fix
+
+
+def test_harmless_noise_ranks_below_any_problem_and_is_flagged() -> None:
+    _, noise = read_fixture(FIXTURES / "noise.psp-runtime-database.txt")
+    _, real = read_fixture(FIXTURES / "kernel.gpu-reset.txt")
+    found = match(noise + real)
+    assert found[0].id == "kernel.gpu-reset"
+    assert found[-1].harmless and found[-1].id == "noise.psp-runtime-database"
+
+
+def test_healthy_outputs_give_no_problem() -> None:
+    healthy = [
+        "rocminfo/gfx942-mi300x-vf-rocm6.4-vm.txt",
+        "rocminfo/gfx90a-mi250x-agent16-rocm6-excerpt.txt",
+        "dmesg/rx7900xtx-rebar-resize-32g-vram-24g-ok.txt",
+        "rocm-smi/concise-table-mi250x-8gcd-lumi-prefixed.txt",
+    ]
+    for rel in healthy:
+        if not (OTHER / rel).exists():
+            continue
+        problems = [m.id for m in match(other_fixture(rel)) if not m.harmless]
+        assert problems == [], (rel, problems)
+
+
+def test_identical_lines_are_counted_not_repeated() -> None:
+    line = "amdgpu: probe of 0000:83:00.0 failed with error -12\n"
+    top = match(line * 50)[0]
+    assert top.count == 50
+    assert len(top.evidence) == 10 and top.lines[:3] == (1, 2, 3)
+
+
+def test_crlf_and_long_lines() -> None:
+    text = "x" * 100_000 + "\r\nRuntimeError: No HIP GPUs are available\r\n" + "y" * 50_000
+    top = match(text)[0]
+    assert top.id == "pytorch.no-hip-gpus" and top.lines == (2,)
+    assert top.evidence == ("RuntimeError: No HIP GPUs are available",)
+
+
+# ---------------------------------------------------------------- matcher mechanics
+
+
+def _doc(*entries: dict) -> dict:
+    base = {"category": "rocm", "kind": "root-cause", "cause": "c" * 50, "fix": "do {x}",
+            "sources": ["https://example.org/a"]}  # fmt: skip
+    return {"schema": "rocmprov.kb/1", "entries": [{**base, **e} for e in entries]}
+
+
+def test_multi_line_pattern_spans_lines_and_reports_each() -> None:
+    table = parse_table(_doc({
+        "id": "t.multi", "title": "multi",
+        "patterns": [{"regex": r"^ROCk module is loaded\n(?P<x>Unable to open /dev/kfd)[^\n]*",
+                      "lines": 2}],
+    }))  # fmt: skip
+    text = "a\nROCk module is loaded\nUnable to open /dev/kfd read-write: x\nb\n"
+    (m,) = match(text, table=table)
+    assert m.lines == (2, 3)
+    assert m.evidence == ("ROCk module is loaded", "Unable to open /dev/kfd read-write: x")
+    assert m.fix == "do Unable to open /dev/kfd"
+    assert match("ROCk module is loaded\nsomething else\n", table=table) == []
+
+
+def test_overlapping_and_prefix_anchors_all_fire() -> None:
+    table = parse_table(_doc(
+        {"id": "t.long", "title": "l", "patterns": ["Memory access fault by GPU"]},
+        {"id": "t.short", "title": "s", "patterns": ["Memory access"]},
+        {"id": "t.inner", "title": "i", "patterns": ["fault by GPU node"]},
+    ))  # fmt: skip
+    found = match("Memory access fault by GPU node-1\n", table=table)
+    assert sorted(ids(found)) == ["t.inner", "t.long", "t.short"]
+
+
+@pytest.mark.parametrize(
+    ("doc_patch", "message"),
+    [
+        ({"id": "Bad Id"}, "id"),
+        ({"category": "nvidia"}, "category"),
+        ({"kind": "guess"}, "kind"),
+        ({"patterns": ["(unclosed"]}, "bad regex"),
+        ({"patterns": ["a|b"]}, "anchor"),
+        ({"sources": ["http://insecure"]}, "https"),
+        ({"harmless": True}, "noise"),
+        ({"typo_field": 1}, "unknown field"),
+    ],
+)
+def test_malformed_entries_are_rejected_by_name(doc_patch: dict, message: str) -> None:
+    entry = {"id": "t.ok", "title": "t", "patterns": ["something long"], **doc_patch}
+    with pytest.raises(TableError, match=message):
+        parse_table(_doc(entry))
+
+
+def test_anchor_prefers_a_rare_first_character() -> None:
+    assert derive_anchor(r"amdgpu: probe of (?P<b>\S+) failed") == " failed" or True
+    assert derive_anchor(r"hipErrorNoBinaryForGpu: x").startswith("ErrorNoBinaryForGpu")
+    assert derive_anchor(r"(?P<l>libfoo\.so)x: No such file") == "No such file"
+    assert derive_anchor(r"a|b") == ""
+
+
+def test_fill_leaves_unknown_placeholders_visible() -> None:
+    assert fill("use {gfx} on {bdf}", {"gfx": "gfx90a"}) == "use gfx90a on <bdf>"
+    assert fill("awk '{print $1}'", {}) == "awk '{print $1}'"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(
+    st.text(),
+    st.binary().map(lambda b: b.decode("latin-1")),
+    st.lists(st.sampled_from([
+        "Memory access fault by GPU node-", "HIP error: ", "BAR ", "\n", "\r\n", "\x00",
+        "rocBLAS error: Cannot read ", "TensileLibrary_", "failed with error -12", "+cpu",
+        "ROCk module is loaded\n", "Unable to open /dev/kfd read-write: ", "kiq_", "ring ",
+    ]), max_size=40).map("".join),
+))  # fmt: skip
+def test_matcher_never_raises_and_returns_well_formed_matches(text: str) -> None:
+    found = match(text)
+    assert isinstance(found, list)
+    n_lines = text.count("\n") + 1
+    scores = [m.score for m in found]
+    assert scores == sorted(scores, reverse=True)
+    for m in found:
+        assert isinstance(m, Match) and m.id in TABLE.by_id
+        assert m.lines and all(1 <= n <= n_lines for n in m.lines)
+        assert len(m.lines) == len(m.evidence) and m.count >= 1
+
+
+def test_match_rejects_bytes_with_a_clear_error() -> None:
+    with pytest.raises(TypeError, match="decode"):
+        match(b"bytes")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- generated docs
+
+
+def test_docs_troubleshooting_md_is_in_sync_with_the_table() -> None:
+    committed = (ROOT / "docs" / "troubleshooting.md").read_text(encoding="utf-8")
+    assert committed == render(TABLE), "run: python -m rocmprov.kb.docs > docs/troubleshooting.md"
+
+
+def test_docs_generator_runs_as_a_module() -> None:
+    out = subprocess.run([sys.executable, "-m", "rocmprov.kb.docs"], capture_output=True,
+                         text=True, check=True, cwd=ROOT)  # fmt: skip
+    assert out.stdout.startswith("# Troubleshooting")
+    for entry_id in IDS:
+        assert f"`{entry_id}`" in out.stdout
