@@ -71,6 +71,30 @@ _SECUREBOOT = (
     "done; exit 127; fi"
 )
 
+# ROCm-related package-manager configuration: sources, pins and keys, whatever their file
+# names (AMD's instructions changed over the years; stale leftovers are what repair fixes).
+_APT_ROCM = (
+    "[ -d /etc/apt ] || [ -d /etc/yum.repos.d ] || exit 127; "
+    "for f in /etc/apt/sources.list /etc/apt/sources.list.d/* /etc/apt/preferences "
+    "/etc/apt/preferences.d/* /etc/yum.repos.d/*; do "
+    '[ -f "$f" ] || continue; c=$(cat "$f" 2>/dev/null) || continue; '
+    'case "$c" in *radeon*|*rocm*|*ROCm*|*amdgpu*) printf \'== file %s\\n%s\\n\' "$f" "$c";; esac; '
+    "done; "
+    "for f in /etc/apt/keyrings/* /etc/apt/trusted.gpg.d/* /usr/share/keyrings/*; do "
+    'case "${f##*/}" in *rocm*|*amdgpu*|*radeon*) ;; *) continue;; esac; '
+    '[ -f "$f" ] || continue; printf \'== key %s\\n\' "$f"; '
+    "command -v gpg >/dev/null 2>&1 && "
+    'gpg --batch --show-keys --with-colons "$f" 2>/dev/null | grep -E \'^(pub|fpr):\'; '
+    "done; exit 0"
+)
+
+_PACKAGES = (
+    "if command -v dpkg-query >/dev/null 2>&1; then "
+    "dpkg-query -W -f='${Package} ${Version} ${db:Status-Abbrev}\\n' 2>/dev/null; "
+    "elif command -v rpm >/dev/null 2>&1; then "
+    "rpm -qa --qf '%{NAME} %{VERSION}-%{RELEASE} ii\\n'; else exit 127; fi"
+)
+
 _TORCH = r"""
 import json, sys
 out = {"python": sys.version.split()[0], "executable": sys.executable}
@@ -158,6 +182,8 @@ def build_probes(*, gpu_user: str = "", python: str = "python3") -> tuple[Probe,
             "Ubuntu gpu-manager unit state",
             "systemctl is-enabled gpu-manager.service 2>&1",
         ),
+        Probe("apt-rocm", "ROCm package sources, pins and keys", _APT_ROCM),
+        Probe("packages", "installed packages (dpkg or rpm)", _PACKAGES),
         Probe(
             "torch",
             "the target python's torch, HIP version, devices",

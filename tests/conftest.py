@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # so `tests.lab` imports
-
 from tests.lab import Lab, LabHost, unavailable_reason
 
 LAB_HOSTS = int(os.environ.get("ROCMPROV_LAB_HOSTS", "4"))
@@ -35,23 +34,50 @@ def require_lab() -> None:
     pytest.skip(reason)
 
 
+def stop_and_check(lab: Lab) -> None:
+    """Stop a lab and fail if any of its netns, mounts, processes, cgroups or rules is left."""
+    snapshot = lab.snapshot() if lab.number is not None else None
+    lab.stop()
+    if snapshot:
+        assert lab.leftovers(*snapshot) == [], "the lab left things behind"
+
+
+@pytest.fixture
+def lab_available() -> None:
+    """For tests that start their own lab: skip (or fail under CI) where it cannot run."""
+    require_lab()
+
+
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """A started Lab with ROCMPROV_LAB_HOSTS (4) hosts: lab.hosts, lab.inventory, lab.connect()."""
     require_lab()
     the_lab = Lab(tmp_path_factory.mktemp("lab"))
-    snapshot = None
     try:
         the_lab.start(LAB_HOSTS)
         yield the_lab
-        snapshot = the_lab.snapshot()
     finally:
-        the_lab.stop()
-    if snapshot:
-        assert the_lab.leftovers(*snapshot) == [], "the lab left things behind"
+        stop_and_check(the_lab)
 
 
 @pytest.fixture
 def clean_host(lab: Lab) -> LabHost:
     """The lab's last host, booted pristine for this test (changes of earlier tests gone)."""
     return lab.reset(lab.hosts[-1])
+
+
+@pytest.fixture
+def make_lab(tmp_path: Path) -> Iterator[Callable[[int], Lab]]:
+    """make_lab(n): a Lab of its own with n started hosts, stopped (and checked) after the test."""
+    require_lab()
+    labs: list[Lab] = []
+
+    def make(n: int) -> Lab:
+        new = Lab(tmp_path / f"lab{len(labs)}")
+        labs.append(new)
+        new.start(n)
+        return new
+
+    yield make
+    for one in labs:
+        stop_and_check(one)

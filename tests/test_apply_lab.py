@@ -21,33 +21,56 @@ from tests.lab import Lab, LabHost
 
 pytestmark = pytest.mark.lab
 
-SMALL_DISTRO = json.dumps({"rocmprov_packages_distro": ["rocminfo", "rocm-smi"],
-                           "rocmprov_torch_enabled": False, "rocmprov_gpu_users": ["admin"]})
+SMALL_DISTRO = json.dumps(
+    {
+        "rocmprov_packages_distro": ["rocminfo", "rocm-smi"],
+        "rocmprov_torch_enabled": False,
+        "rocmprov_gpu_users": ["admin"],
+    }
+)
 
 
 def inventory_for(lab: Lab, hosts: list[LabHost], tmp: Path) -> Path:
     """An inventory of just `hosts`, with the lab's connection vars (checked host keys)."""
     text = lab.inventory.read_text()
-    group_vars = text[text.index("[lab:vars]"):]
+    group_vars = text[text.index("[lab:vars]") :]
     lines = ["[lab]"] + [f"{h.name} ansible_host={h.address}" for h in hosts] + ["", group_vars]
     inv = tmp / f"inv-{len(hosts)}-{time.monotonic_ns()}.ini"
     inv.write_text("\n".join(lines) + "\n")
     return inv
 
 
-def apply(inv: Path, tmp: Path, *args: str, timeout: float = 900) -> tuple[int, dict[str, Any], float]:
+def apply(
+    inv: Path, tmp: Path, *args: str, timeout: float = 900
+) -> tuple[int, dict[str, Any], float]:
     env = {**os.environ, "XDG_STATE_HOME": str(tmp / "state")}
     start = time.monotonic()
     cp = subprocess.run(
-        [sys.executable, "-m", "rocmprov", "apply", str(inv), "--format", "json", "--no-audit",
-         "-q", *args],
-        capture_output=True, text=True, timeout=timeout, env=env, check=False,
+        [
+            sys.executable,
+            "-m",
+            "rocmprov",
+            "apply",
+            str(inv),
+            "--format",
+            "json",
+            "--no-audit",
+            "-q",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
     )
     took = time.monotonic() - start
     try:
         doc = json.loads(cp.stdout)
     except json.JSONDecodeError:
-        pytest.fail(f"no JSON document (rc {cp.returncode}): {cp.stdout[-2000:]} {cp.stderr[-2000:]}")
+        pytest.fail(
+            f"no JSON document (rc {cp.returncode}): {cp.stdout[-2000:]} {cp.stderr[-2000:]}"
+        )
     print(f"apply {' '.join(args)}: rc={cp.returncode} {took:.1f}s totals={doc.get('totals')}")
     return cp.returncode, doc, took
 
@@ -58,12 +81,20 @@ def by_host(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def state_of(lab: Lab, h: LabHost) -> dict[str, str]:
     """Packages, unit files, groups, users and every file under /etc (size + mtime)."""
+
     def out(argv: list[str]) -> str:
         return lab.exec(h, argv, timeout=60).stdout
 
     return {
         "packages": out(["dpkg-query", "-W", "-f", "${Package} ${Version} ${Status}\\n"]),
-        "units": out(["systemctl", "list-unit-files", "--no-legend", "--no-pager"]),
+        # the SSH login's session-N.scope is transient, not a change of the host
+        "units": "\n".join(
+            ln
+            for ln in out(
+                ["systemctl", "list-unit-files", "--no-legend", "--no-pager"]
+            ).splitlines()
+            if "transient" not in ln
+        ),
         "groups": out(["getent", "group"]),
         "passwd": out(["getent", "passwd"]),
         "etc": out(["find", "/etc", "-xdev", "-printf", "%p %s %T@ %m\\n"]),
@@ -73,8 +104,16 @@ def state_of(lab: Lab, h: LabHost) -> dict[str, str]:
 def test_check_mode_changes_nothing_on_fresh_hosts(lab: Lab, tmp_path: Path) -> None:
     hosts = [lab.reset(h) for h in lab.hosts[:2]]
     before = {h.name: state_of(lab, h) for h in hosts}
-    rc, doc, took = apply(inventory_for(lab, hosts, tmp_path), tmp_path, "--check", "--diff",
-                          "-e", SMALL_DISTRO, "-e", "rocmprov_repo_source=distro")
+    rc, doc, _took = apply(
+        inventory_for(lab, hosts, tmp_path),
+        tmp_path,
+        "--check",
+        "--diff",
+        "-e",
+        SMALL_DISTRO,
+        "-e",
+        "rocmprov_repo_source=distro",
+    )
     assert rc == 0, doc
     assert doc["check"] is True and doc["status"] == "successful"
     # check mode reports what it would change...
@@ -82,11 +121,13 @@ def test_check_mode_changes_nothing_on_fresh_hosts(lab: Lab, tmp_path: Path) -> 
     # ...and changes nothing.
     for h in hosts:
         after = state_of(lab, h)
-        for key, value in before[h.name].items():
-            assert after[key] == value, f"{h.name}: {key} changed in check mode"
+        changed = [k for k, v in before[h.name].items() if after[k] != v]
+        assert changed == [], f"{h.name}: {changed} changed in check mode"
 
 
-def test_distro_apply_converges_and_a_broken_source_fails_one_host(lab: Lab, tmp_path: Path) -> None:
+def test_distro_apply_converges_and_a_broken_source_fails_one_host(
+    lab: Lab, tmp_path: Path
+) -> None:
     hosts = [lab.reset(h) for h in lab.hosts[:4]]
     inv = inventory_for(lab, hosts, tmp_path)
     extra = ["-e", SMALL_DISTRO, "-e", "rocmprov_repo_source=distro"]
@@ -107,10 +148,24 @@ def test_distro_apply_converges_and_a_broken_source_fails_one_host(lab: Lab, tmp
 
     # (e) one host with a broken apt source: reported failed with task + message, others finish.
     broken = hosts[0]
-    lab.exec(broken, ["sh", "-c", f"echo 'deb http://{lab.gateway}:1/nothing bookworm main' "
-                                  "> /etc/apt/sources.list.d/broken.list"])
-    rc, doc, _ = apply(inv, tmp_path, *extra, "--tags", "rocmprov_packages",
-                       "-e", "rocmprov_packages_cache_valid_time=0")
+    lab.exec(
+        broken,
+        [
+            "sh",
+            "-c",
+            f"echo 'deb http://{lab.gateway}:1/nothing bookworm main' "
+            "> /etc/apt/sources.list.d/broken.list",
+        ],
+    )
+    rc, doc, _ = apply(
+        inv,
+        tmp_path,
+        *extra,
+        "--tags",
+        "rocmprov_packages",
+        "-e",
+        "rocmprov_packages_cache_valid_time=0",
+    )
     assert rc == 2, doc
     res = by_host(doc)
     bad = res[broken.name]
@@ -135,18 +190,27 @@ def test_amd_source_with_key_deb822_pin_driver_and_torch(
 ) -> None:
     url = fake_amd_repo
     inv = inventory_for(lab, [clean_host], tmp_path)
-    extra = json.dumps({
-        "rocmprov_repo_source": "amd",
-        "rocmprov_repo_base_url": url,
-        "rocmprov_rocm_version": "6.4.1",
-        "rocmprov_driver_force": True,  # no GPU in the lab: exercise the driver path anyway
-        "rocmprov_torch_enabled": True,
-        "rocmprov_torch_wheel_dir": f"{url}/wheels/",
-        "rocmprov_firmware_refresh": False,
-    })
+    extra = json.dumps(
+        {
+            "rocmprov_repo_source": "amd",
+            "rocmprov_repo_base_url": url,
+            "rocmprov_rocm_version": "6.4.1",
+            "rocmprov_driver_force": True,  # no GPU in the lab: exercise the driver path anyway
+            "rocmprov_torch_enabled": True,
+            "rocmprov_torch_wheel_dir": f"{url}/wheels/",
+            "rocmprov_firmware_refresh": False,
+        }
+    )
     # an old one-line source and key as AMD's older instructions left them
-    lab.exec(clean_host, ["sh", "-c", "echo 'deb [arch=amd64] http://127.0.0.1:9/rocm/apt/5.7 jammy main'"
-                                      " > /etc/apt/sources.list.d/rocm.list"])
+    lab.exec(
+        clean_host,
+        [
+            "sh",
+            "-c",
+            "echo 'deb [arch=amd64] http://127.0.0.1:9/rocm/apt/5.7 jammy main'"
+            " > /etc/apt/sources.list.d/rocm.list",
+        ],
+    )
     rc, doc, t1 = apply(inv, tmp_path, "-e", extra)
     assert rc == 0, doc
     host = doc["hosts"][0]
@@ -160,23 +224,44 @@ def test_amd_source_with_key_deb822_pin_driver_and_torch(
 
     assert not (r / "etc/apt/sources.list.d/rocm.list").exists()
     sources = (r / "etc/apt/sources.list.d/rocm.sources").read_text()
-    assert f"URIs: {url}/rocm/apt/6.4.1" in sources and "Signed-By: /etc/apt/keyrings/rocm.asc" in sources
+    assert (
+        f"URIs: {url}/rocm/apt/6.4.1" in sources
+        and "Signed-By: /etc/apt/keyrings/rocm.asc" in sources
+    )
     assert "Suites: jammy" in sources
     assert "Pin-Priority: 600" in (r / "etc/apt/preferences.d/rocmprov-radeon-pin").read_text()
     # the pin won: rocminfo comes from the fake AMD repo (1.0.0.x) although Debian has 5.2.3
     assert sh("dpkg-query -W -f '${Version}' rocminfo").startswith("1.0.0.60401")
-    assert sh("dpkg-query -W -f '${Status}' rocm-dev amdgpu-dkms").count("install ok installed") == 2
+    assert (
+        sh("dpkg-query -W -f '${Status}' rocm-dev amdgpu-dkms").count("install ok installed") == 2
+    )
     rc, again, t2 = apply(inv, tmp_path, "-e", extra)
     assert rc == 0 and again["hosts"][0]["changed"] == 0, again
     print(f"amd source on 1 host: {t1:.1f}s, again {t2:.1f}s changed=0")
 
 
-def test_interrupted_apply_then_rerun_converges(lab: Lab, clean_host: LabHost, tmp_path: Path) -> None:
+def test_interrupted_apply_then_rerun_converges(
+    lab: Lab, clean_host: LabHost, tmp_path: Path
+) -> None:
     inv = inventory_for(lab, [clean_host], tmp_path)
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
-    args = [sys.executable, "-m", "rocmprov", "apply", str(inv), "--format", "json", "--no-audit",
-            "-e", SMALL_DISTRO, "-e", "rocmprov_repo_source=distro"]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    args = [
+        sys.executable,
+        "-m",
+        "rocmprov",
+        "apply",
+        str(inv),
+        "--format",
+        "json",
+        "--no-audit",
+        "-e",
+        SMALL_DISTRO,
+        "-e",
+        "rocmprov_repo_source=distro",
+    ]
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     assert proc.stderr is not None
     deadline = time.monotonic() + 300
     seen = ""

@@ -1,10 +1,15 @@
 """One-script remote collection and the fleet runner, against real sshd on loopback (and, with
 the `lab` marker, an 8-fault matrix on the lab's real systemd hosts)."""
 
+# The loopback sshd fixtures come from test_ssh.py; their names reappear as test arguments.
+# ruff: noqa: F811
+
 from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +18,7 @@ from test_ssh import (  # the loopback sshd fixtures (real OpenSSH servers)
     Keys,
     LoopbackSshd,
     free_port,
+    keygen,
     keys,  # noqa: F401  (fixture)
     known,  # noqa: F401  (fixture)
     nosudo_user,  # noqa: F401  (fixture)
@@ -27,11 +33,13 @@ from rocmprov.collect.bundle import Bundle, ProbeOutput, read_bundle, write_bund
 from rocmprov.collect.fleet import collect_fleet, collect_one
 from rocmprov.collect.host import collect_host
 from rocmprov.collect.remote import ProbeTimeout, build_script, collect_remote, parse_output
-from rocmprov.inventory import HostSpec
+from rocmprov.inventory import HostSpec, load_inventory
 from rocmprov.probes import Probe, build_probes
 from rocmprov.transport.base import FailureClass, HostUnreachable
 from rocmprov.transport.local import LocalTransport
 from rocmprov.transport.ssh import SSHOptions, SSHTransport
+from tests.conftest import require_lab
+from tests.lab import Lab
 
 # probes whose output does not change between two runs a second apart on one machine
 DETERMINISTIC = (
@@ -293,14 +301,14 @@ def test_fleet_controller_cpu_per_host_is_small(
 ) -> None:
     import resource
 
-    n = 12
+    n = 8
     hosts = [spec(f"h{i:02d}", sshd, keys) for i in range(n)]
     probes = build_probes()
     before = resource.getrusage(resource.RUSAGE_SELF)
     results = list(
         collect_fleet(
             hosts,
-            forks=4,
+            forks=8,
             known_hosts=known,
             ssh_config=Path("/dev/null"),
             probes_for=lambda s: probes,
@@ -358,3 +366,118 @@ def test_transport_from_spec(sshd: LoopbackSshd, keys: Keys, known: Path) -> Non
         spec("n2", sshd, keys, user="ops", become=True, become_user="svc"), opts(known)
     )
     assert t2.uses_sudo and t2.sudo_argv() == ["sudo", "-n", "-u", "svc", "--"]
+
+
+# --- the lab: one run over real systemd hosts, one fault per host -----------------------------
+
+KILL_MY_SSHD = (  # walks up from the probe to its sshd session process and SIGKILLs it
+    'p=$$; i=0; while [ "$p" -gt 1 ] && [ $i -lt 30 ]; do '
+    'c=$(cat /proc/$p/comm); case "$c" in sshd*) kill -9 "$p"; sleep 5; exit 0;; esac; '
+    "p=$(cut -d' ' -f4 /proc/$p/stat); i=$((i+1)); done; exit 3"
+)
+
+
+@pytest.fixture(scope="module")
+def fault_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """A lab of its own (11 hosts), since every host gets broken in a different way."""
+    require_lab()
+    the_lab = Lab(tmp_path_factory.mktemp("fault-lab"))
+    try:
+        the_lab.start(11)
+        yield the_lab
+    finally:
+        the_lab.stop()
+
+
+@pytest.mark.lab
+def test_lab_fault_matrix_in_one_run(fault_lab: Lab, tmp_path: Path) -> None:
+    lab = fault_lab
+    h = {i: lab.hosts[i] for i in range(11)}
+    specs = {s.name: s for s in load_inventory(lab.inventory)}
+    assert set(specs) == {x.name for x in lab.hosts}
+    role = {
+        h[0].name: "ok",
+        h[1].name: "ok",
+        h[2].name: "stopped",
+        h[3].name: "refused",
+        h[4].name: "key-removed",
+        h[5].name: "hostkey-changed",
+        h[6].name: "hostkey-unknown",
+        h[7].name: "sudo-denied",
+        h[8].name: "sshd-killed",
+        h[9].name: "probe-hangs",
+        h[10].name: "silent",
+    }
+    # the faults, made on real hosts
+    lab.stop_host(h[2])
+    lab.kill_sshd(h[3])
+    (h[4].root / "root/.ssh/authorized_keys").unlink()
+    lab.break_sudo(h[7])
+    lab.firewall(h[10], "drop")
+    kh = tmp_path / "known_hosts"
+    impostor = keygen(tmp_path / "impostor")
+    lines = []
+    for line in lab.known_hosts.read_text().splitlines():
+        names_ = line.split()[0].split(",")
+        if h[6].name in names_:
+            continue  # unknown
+        if h[5].name in names_:
+            line = f"{line.split()[0]} {impostor}"  # changed
+        lines.append(line)
+    kh.write_text("\n".join(lines) + "\n")
+    before = kh.read_bytes()
+    specs[h[7].name] = replace(specs[h[7].name], user="admin", become=True)
+
+    base = build_probes()[:6]
+
+    def probes_for(s: HostSpec) -> list[Probe]:
+        if role[s.name] == "sshd-killed":
+            return [*base[:2], Probe("kill-session", "", KILL_MY_SSHD), *base[2:]]
+        if role[s.name] == "probe-hangs":
+            return [*base[:2], Probe("hang", "", "sleep 600", timeout=2), *base[2:]]
+        return list(base)
+
+    start = time.monotonic()
+    results = dict(
+        (s.name, r)
+        for s, r in collect_fleet(
+            list(specs.values()),
+            forks=16,
+            known_hosts=kh,
+            ssh_config=lab.ssh_config,
+            connect_timeout=4,
+            probes_for=probes_for,
+        )
+    )
+    elapsed = time.monotonic() - start
+    got = {
+        role[name]: (r.failure.value if isinstance(r, HostUnreachable) else "bundle")
+        for name, r in results.items()
+    }
+    assert got == {
+        "ok": "bundle",
+        "stopped": "refused",  # the address is still there; nothing listens: RST
+        "refused": "refused",
+        "key-removed": "auth-denied",
+        "hostkey-changed": "hostkey-changed",
+        "hostkey-unknown": "hostkey-unknown",
+        "sudo-denied": "sudo-denied",
+        "sshd-killed": "disconnected",
+        "probe-hangs": "bundle",
+        "silent": "timeout",
+    }, results
+    for name in (h[0].name, h[1].name, h[9].name):
+        bundle = results[name]
+        assert isinstance(bundle, Bundle)
+        assert bundle.outputs["uname"].rc == 0
+        assert "ID=debian" in bundle.outputs["os-release"].stdout
+        assert "device " in bundle.outputs["pci-sysfs"].stdout or bundle.outputs["pci-sysfs"].rc
+    hang = results[h[9].name].outputs["hang"]  # type: ignore[union-attr]
+    assert (hang.rc, hang.status) == (124, "timeout")
+    assert len(results[h[9].name].outputs) == 7  # type: ignore[union-attr]
+    assert kh.read_bytes() == before  # nothing recorded without accept_new
+    assert elapsed < 60, f"{elapsed:.1f}s"
+    # messages are one line and name the host's problem
+    for r in results.values():
+        if isinstance(r, HostUnreachable):
+            assert "\n" not in r.message and r.message

@@ -8,12 +8,12 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import paramiko
 import pytest
 
-from tests.conftest import require_lab
 from tests.lab import Lab, LabHost
 from tests.lab.aptrepo import DebSpec, build_repo
 from tests.lab.lab import ssh_banner
@@ -222,8 +222,8 @@ def test_fault_helpers(lab: Lab, clean_host: LabHost) -> None:
         assert ok(c, "hostname").strip() == h.name
 
 
+@pytest.mark.usefixtures("lab_available")
 def test_up_and_down_from_another_process_leave_nothing(tmp_path: Path) -> None:
-    require_lab()
     workdir = tmp_path / "cli-lab"
     cli = [sys.executable, "-m", "tests.lab"]
     up = subprocess.run([*cli, "up", "2", "--workdir", str(workdir)], cwd=ROOT,
@@ -246,21 +246,13 @@ def test_up_and_down_from_another_process_leave_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.lab_scale
-def test_sixteen_hosts_start_answer_and_stop(tmp_path: Path) -> None:
-    require_lab()
-    lab = Lab(tmp_path / "scale-lab")
+def test_sixteen_hosts_start_answer_and_stop(make_lab: Callable[[int], Lab]) -> None:
     t0 = time.monotonic()
-    try:
-        lab.start(16)
-        started = time.monotonic() - t0
-        cp = run_ansible(lab, "-m", "ansible.builtin.ping", "--forks", "16")
-        assert cp.returncode == 0, cp.stdout + cp.stderr
-        assert cp.stdout.count("| SUCCESS") == 16
-        rss = [lab.memory_bytes(h) for h in lab.hosts]
-        snap = lab.snapshot()
-    finally:
-        t1 = time.monotonic()
-        lab.stop()
-    print(f"\nlab scale: 16 hosts started in {started:.1f}s, stopped in "
-          f"{time.monotonic() - t1:.1f}s, rss per host {sum(rss) / 16 / 2**20:.1f} MiB")
-    assert lab.leftovers(*snap) == []
+    lab = make_lab(16)
+    started = time.monotonic() - t0
+    cp = run_ansible(lab, "-m", "ansible.builtin.ping", "--forks", "16")
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert cp.stdout.count("| SUCCESS") == 16
+    rss = sum(lab.memory_bytes(h) for h in lab.hosts) / 16 / 2**20
+    print(f"\nlab scale: 16 hosts started in {started:.1f}s, rss per host {rss:.1f} MiB")
+    # make_lab stops it and checks that nothing is left

@@ -14,6 +14,7 @@ class Policy:
     expected_pcie_width: int | None = None
     expected_gpu_count: int | None = None
     require_gpu: bool = True  # a host without an AMD GPU is CRITICAL (it cannot run ROCm work)
+    repo_source: str = ""  # "amd" | "distro" | "" (infer from the host)
 
     @classmethod
     def from_vars(cls, hostvars: Mapping[str, Any]) -> Policy:
@@ -24,6 +25,7 @@ class Policy:
             expected_pcie_width=_int(hostvars.get("rocmprov_expected_pcie_width")),
             expected_gpu_count=_int(hostvars.get("rocmprov_expected_gpu_count")),
             require_gpu=_bool(hostvars.get("rocmprov_require_gpu"), True),
+            repo_source=str(hostvars.get("rocmprov_repo_source") or ""),
         )
 
 

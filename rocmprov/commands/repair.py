@@ -1,18 +1,181 @@
-"""rocmprov repair (not built yet)."""
+"""rocmprov repair: audit, apply only what fixes the software findings, audit again."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rocmprov.exitcodes import Exit
+from rocmprov.exitcodes import Exit, UsageError
 
-HELP = "repair (not available yet)"
+if TYPE_CHECKING:
+    from rocmprov.model import AuditResult
+    from rocmprov.provision.runner import ApplyResult
+    from rocmprov.repair import Outcome, Plan
+
+HELP = "audit, apply only the remedies of software findings, audit again; BIOS items to a human"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    return None
+    parser.add_argument("inventory", help="Ansible inventory")
+    parser.add_argument("--check", action="store_true", help="show the plan and stop")
+    parser.add_argument("--format", default="table", help="table or json")
+    parser.add_argument("--limit", help="Ansible host pattern")
+    parser.add_argument("--forks", type=int, default=64, help="hosts at once (64)")
+    parser.add_argument(
+        "-e",
+        "--extra-vars",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="extra variables for the playbooks (repeatable)",
+    )
+    parser.add_argument("--accept-new", action="store_true", help="record unknown host keys")
+    parser.add_argument("--become", action="store_true", help="sudo -n for root-only probes")
+    parser.add_argument("--ssh-config", type=Path, help="ssh_config file")
+    parser.add_argument("--known-hosts", type=Path, help="known_hosts file")
+    parser.add_argument("--state-dir", help="where apply keeps its run records")
 
 
 def run(args: argparse.Namespace) -> int:
-    print("rocmprov: repair is not available yet", flush=True)
-    return Exit.USAGE
+    from rocmprov.fleet_audit import audit_inventory
+    from rocmprov.repair import outcomes, plan
+
+    if args.format not in ("table", "json"):
+        raise UsageError(f"unknown format {args.format!r} (choose from table, json)")
+    args.gpu_user, args.python = "", ""
+    cli_vars = _extra(args)
+    before = audit_inventory(args, cli_vars)
+    p = plan(before)
+    after = None
+    applied = None
+    if p.hosts and not args.check:
+        applied = _apply(args, p, cli_vars)
+        after = audit_inventory(args, cli_vars)
+    result = outcomes(before, after, p)
+    code = _exit(before, result, args.check)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(_document(p, result, applied, code), indent=2) + "\n")
+    else:
+        _table(p, result, applied, args.check)
+    return code
+
+
+def _extra(args: argparse.Namespace) -> dict:
+    from rocmprov.provision.runner import parse_extravars
+
+    try:
+        return parse_extravars(args.extra_vars)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _apply(args: argparse.Namespace, p: Plan, cli_vars: dict) -> ApplyResult:
+    from rocmprov.provision.progress import progress_for
+    from rocmprov.provision.runner import ApplyOptions, run_apply, sigint_as_flag
+
+    opts = ApplyOptions(
+        inventory=str(args.inventory),
+        limit=",".join(p.hosts),
+        tags=",".join(p.all_tags),
+        forks=args.forks,
+        extravars=cli_vars,
+        state_dir=args.state_dir,
+    )
+    print(
+        f"rocmprov: repairing {', '.join(p.hosts)} with --tags {','.join(p.all_tags)}",
+        file=sys.stderr,
+    )
+    with sigint_as_flag() as cancel, progress_for(sys.stderr, quiet=args.format == "json") as pr:
+        result = run_apply(opts, on_event=pr, cancel=cancel)
+    if result.status == "canceled":
+        raise KeyboardInterrupt
+    return result
+
+
+def _exit(before: AuditResult, result: tuple[Outcome, ...], check: bool) -> int:
+    if check:
+        return int(before.exit_code)
+    states = {o.state for o in result}
+    if any(h.failure for h in before.hosts):
+        return Exit.UNKNOWN
+    if "still broken" in states:
+        return Exit.CRITICAL
+    if "needs a human" in states:
+        return Exit.WARNING
+    return Exit.OK
+
+
+def _document(p: Plan, result: tuple[Outcome, ...], applied: ApplyResult | None, code: int) -> dict:
+    from rocmprov.repair import SCHEMA
+
+    return {
+        "schema": SCHEMA,
+        "exit_code": code,
+        "plan": {"hosts": list(p.hosts), "tags": {h: list(t) for h, t in p.tags.items() if t}},
+        "apply": applied.to_dict() if applied is not None else None,
+        "outcomes": [o.__dict__ for o in result],
+        "checklist": [
+            {
+                "host": s.host,
+                "check": s.finding.check,
+                "subject": s.finding.subject,
+                "title": s.title,
+                "steps": list(s.steps),
+                "bios": list(s.bios),
+                "prove": list(s.prove),
+                "sources": list(s.sources),
+            }
+            for s in p.human
+        ],
+    }
+
+
+def _table(p: Plan, result: tuple[Outcome, ...], applied: ApplyResult | None, check: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    if p.hosts:
+        console.print(Text("Plan:", style="bold"))
+        for host in p.hosts:
+            console.print(Text(f"  {host}: rocmprov apply --tags {','.join(p.tags[host])}"))
+    else:
+        console.print(Text("Plan: nothing software can fix"))
+    if check:
+        console.print(Text("--check: nothing applied", style="dim"))
+    if applied is not None:
+        console.print(Text(f"apply: {applied.status} ({applied.run_dir})"))
+    table = Table(show_edge=False)
+    for col in ("host", "check", "subject", "outcome", "before", "after"):
+        table.add_column(col, overflow="fold")
+    style = {"fixed": "green", "still broken": "bold red", "needs a human": "yellow"}
+    for o in result:
+        table.add_row(
+            o.host,
+            o.check,
+            Text(o.subject),
+            Text(o.state, style=style.get(o.state, "")),
+            Text(o.before),
+            Text(o.after),
+        )
+    if result:
+        console.print(table)
+    for step in p.human:
+        console.print(
+            Text(
+                f"\n{step.host}: {step.title} ({step.finding.check} {step.finding.subject})",
+                style="bold yellow",
+            )
+        )
+        for s in step.steps:
+            console.print(Text(f"  - {s}"))
+        for b in step.bios:
+            console.print(
+                Text(f"  BIOS [{b.get('vendor', '')}]: {b.get('menu', '')} = {b.get('value', '')}")
+            )
+        for cmd in step.prove:
+            console.print(Text(f"  prove: {cmd}"))

@@ -244,6 +244,20 @@ def _result(entry: Entry, acc: _Found, context: Mapping[str, Any]) -> Match:
     )
 
 
+def _drop_superseded(table: Table, found: dict[int, _Found]) -> dict[int, _Found]:
+    """A specific entry that explains the very lines a generic one matched removes the generic
+    one (e.g. rocminfo's "ROCk module is NOT loaded" in a container that only lacks lsmod)."""
+    index = {e.id: i for i, e in enumerate(table.entries)}
+    drop: set[int] = set()
+    for i, acc in found.items():
+        for other_id in table.entries[i].supersedes:
+            j = index[other_id]
+            other = found.get(j)
+            if other is not None and set(other.lines) <= set(acc.lines):
+                drop.add(j)
+    return {i: acc for i, acc in found.items() if i not in drop}
+
+
 def match(
     text: str, *, context: dict[str, Any] | None = None, table: Table | None = None
 ) -> list[Match]:
@@ -254,6 +268,7 @@ def match(
         raise TypeError("match() takes text (str); decode bytes first")
     table = table or load_table()
     found = _scan(text, _compile_table(table)) if text else {}
+    found = _drop_superseded(table, found)
     results = [_result(table.entries[i], acc, context or {}) for i, acc in found.items()]
     results.sort(key=lambda r: (-r.score, r.lines[0] if r.lines else 0, r.id))
     return results

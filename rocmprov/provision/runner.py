@@ -12,6 +12,7 @@ installs its own SIGINT handler).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.resources
 import json
 import os
@@ -445,10 +446,8 @@ def scrub_run_dir(run_dir: Path, extravars: Mapping[str, Any]) -> int:
         if new != text:
             path.write_text(new)
             rewritten += 1
-        try:
+        with contextlib.suppress(OSError):
             path.chmod(0o600)
-        except OSError:
-            pass
     return rewritten
 
 

@@ -444,6 +444,9 @@ class SSHTransport:
             via = self._open(hop, via, where=f"jump host {hop.alias}: ")
             self._hops.append(via)
         self._transport = self._open(self._target, via, where="")
+        if self._closed:  # close() was called (from another thread) while we connected
+            self.close()
+            raise self._fail(FailureClass.DISCONNECTED, "connection closed")
 
     def close(self) -> None:
         """Close the connection and its hops; safe to call twice and from another thread."""

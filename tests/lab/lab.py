@@ -243,13 +243,16 @@ def file_lock(path: Path) -> Iterator[None]:
 
 
 def ensure_base(tarball: Path) -> Path:
-    """Unpack the cached base tarball once (beside it) and return the root directory."""
-    dest = tarball.parent / tarball.name.removesuffix(".tar.zst")
+    """Unpack the cached base tarball once (beside it) and return the root directory.
+
+    The directory is named after the tarball and its mtime, so a rebuilt tarball never
+    replaces a root that running hosts use as their lower layer (prepare.sh prunes old ones)."""
+    dest = tarball.parent / f"{tarball.name.removesuffix('.tar.zst')}.{tarball.stat().st_mtime_ns}"
     stamp = dest.with_name(dest.name + ".unpacked")
     with file_lock(tarball.parent / ".unpack.lock"):
-        if stamp.exists() and stamp.stat().st_mtime >= tarball.stat().st_mtime:
+        if stamp.exists():
             return dest
-        if dest.exists():
+        if dest.exists():  # a half-done unpack
             shutil.rmtree(dest)
         dest.mkdir(parents=True)
         run(["tar", "--zstd", "--xattrs", "--xattrs-include=*", "--acls", "--numeric-owner",
@@ -302,6 +305,15 @@ def raise_inotify_limits() -> None:
         f = Path("/proc/sys/fs/inotify", key)
         if int(f.read_text()) < want:
             f.write_text(str(want))
+
+
+def make_cgroup(d: Path) -> None:
+    """mkdir -p, retried: another lab's stop may remove the shared top dir in between."""
+    for _ in range(5):
+        with contextlib.suppress(FileNotFoundError):
+            d.mkdir(parents=True, exist_ok=True)
+            return
+    d.mkdir(parents=True, exist_ok=True)
 
 
 def write_file(path: Path, text: str, mode: int = 0o644, owner: tuple[int, int] = (0, 0)) -> None:
@@ -428,12 +440,12 @@ class Lab:
             self._bridge_up()
             self._proxy_up()
             with ThreadPoolExecutor(max_workers=min(n, 8)) as pool:
-                list(pool.map(lambda h: self._identity(h), self.hosts))
+                list(pool.map(self._identity, self.hosts))
                 self._write_client_files()
-                list(pool.map(lambda h: self._netns_up(h), self.hosts))
-                list(pool.map(lambda h: self._boot(h, base), self.hosts))
+                list(pool.map(self._netns_up, self.hosts))
+                list(pool.map(self._boot, self.hosts, [base] * n))
                 self._save()
-                list(pool.map(lambda h: self._wait_ready(h), self.hosts))
+                list(pool.map(self._wait_ready, self.hosts))
         except BaseException:
             self.stop()
             raise
@@ -575,7 +587,7 @@ class Lab:
         self._mount_root(h, base or self._base_root())
         self._personalize(h)
         for d in cgroup_dirs(self.host_cgroup(h)):
-            d.mkdir(parents=True, exist_ok=True)
+            make_cgroup(d)
         argv = [sys.executable, str(HERE / "supervise.py"), "--name", h.name,
                 "--netns", h.netns, "--root", str(h.root)]
         for d in cgroup_dirs(self.host_cgroup(h)):

@@ -116,6 +116,22 @@ SRC
   trap - EXIT
 }
 
+# Drop old tarballs and unpacked roots (lab.py unpacks to base-...-vN.<mtime>), except those
+# that a running lab still uses as its overlay lower layer.
+prune_old() {
+  local current d mounts
+  current="$(basename "$TARBALL" .tar.zst).$(python3 -c 'import os,sys; print(os.stat(sys.argv[1]).st_mtime_ns)' "$TARBALL")"
+  mounts=$(cat /proc/mounts)
+  for d in "$CACHE"/base-*; do
+    [ -e "$d" ] || continue
+    case "$(basename "$d")" in
+      "$(basename "$TARBALL")" | "$current" | "$current.unpacked") continue ;;
+    esac
+    [[ "$mounts" == *"lowerdir=$d,"* ]] && continue
+    rm -rf --one-file-system "$d"
+  done
+}
+
 main() {
   install_host_packages
   raise_sysctls
@@ -125,9 +141,7 @@ main() {
   else
     build_base
   fi
-  # Drop base tarballs of older versions and their unpacked roots.
-  find "$CACHE" -maxdepth 1 -name 'base-*' ! -name "base-$SUITE-v$BASE_VERSION*" \
-    -exec rm -rf --one-file-system {} + 2>/dev/null || true
+  prune_old
   echo "$TARBALL"
 }
 

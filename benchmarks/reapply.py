@@ -1,0 +1,227 @@
+"""No-op re-apply on converged lab hosts: `rocmprov apply` vs bare ansible-playbook (not a test).
+
+    sudo python benchmarks/reapply.py [--sizes 4,16] [--runs 3]
+
+Per size N: start N lab hosts (tests/lab), converge them once with `rocmprov apply`, then time
+re-applies (nothing left to change: changed=0 is checked), interleaved run by run:
+  rocmprov        `rocmprov apply INV -q --no-audit --format json ...`
+  rocmprov+audit  the same with its default post-apply audit (what a user gets by default)
+  bare-same       `ansible-playbook -i INV site.yml ...` with exactly rocmprov's Ansible settings
+                  (playbooks/ansible.cfg + rocmprov.provision.runner.BASE_ENV: pipelining,
+                  ControlPersist, forks 20): rocmprov's own overhead is rocmprov / bare-same
+  ansible-default `ansible-playbook -i INV playbooks/site.yml ...` from the repository root with
+                  Ansible's defaults (no ansible.cfg: forks 5, no pipelining, default
+                  ControlPersist 60s)
+All use the same variables: the `distro` source (Debian's own ROCm packages, cut to rocminfo and
+rocm-smi as in tests/test_apply_lab.py), torch and firmware skipped (the lab has no internet).
+Every run starts with no SSH master connections (a fresh ControlPath dir; masters ended after).
+Results: benchmarks/results/reapply.json and a table on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _bench import (  # noqa: E402
+    REPO,
+    Series,
+    become_subreaper,
+    log,
+    machine,
+    ratio,
+    run_measured,
+    table,
+    tool,
+    versions,
+    write_result,
+)
+
+VARS = {
+    "rocmprov_repo_source": "distro",
+    "rocmprov_packages_distro": ["rocminfo", "rocm-smi"],
+    "rocmprov_torch_enabled": False,
+    "rocmprov_firmware_refresh": False,
+    "rocmprov_gpu_users": ["admin"],
+}
+SKIP_TAGS = "rocmprov_firmware,rocmprov_torch"
+PLAYBOOKS = REPO / "playbooks"
+
+
+def rocmprov_env() -> dict[str, str]:
+    try:
+        from rocmprov.provision.runner import BASE_ENV
+    except ImportError:  # apply not built yet: the same settings come from ansible.cfg
+        BASE_ENV = {}
+    return dict(BASE_ENV)
+
+
+def check_json(out: Path, n: int) -> str:
+    try:
+        doc = json.loads(out.read_text())
+    except (OSError, ValueError):
+        return "no JSON (is rocmprov apply usable?)"
+    hosts = doc.get("hosts", [])
+    bad = [h["host"] for h in hosts if h.get("changed") or h.get("failed") or h.get("unreachable")]
+    if len(hosts) != n or bad:
+        return f"{len(hosts)}/{n} hosts, not converged: {bad[:4]} status={doc.get('status')}"
+    return ""
+
+
+def check_recap(out: Path, n: int) -> str:
+    text = out.read_text(errors="replace")
+    good = len(re.findall(r"^\S+\s+:\s+ok=\d+\s+changed=0\s+unreachable=0\s+failed=0", text, re.M))
+    return "" if good == n else f"{good}/{n} hosts changed=0 failed=0 in the recap"
+
+
+def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
+    work = tmp / f"n{n}"
+    work.mkdir(parents=True, exist_ok=True)
+    lab = work / "lab"
+    varfile = work / "vars.json"
+    varfile.write_text(json.dumps(VARS))
+    log(f"starting {n} lab hosts")
+    subprocess.run([sys.executable, "-m", "tests.lab", "up", str(n), "--workdir", str(lab)],
+                   cwd=REPO, check=True, stdout=subprocess.DEVNULL, timeout=600)  # fmt: skip
+    try:
+        become_subreaper()
+        inv = str(lab / "inventory.ini")
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+        clean["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{clean.get('PATH', '')}"
+        common = ["-e", f"@{varfile}", "--skip-tags", SKIP_TAGS]
+
+        def apply_argv(audit: bool) -> list[str]:
+            argv = [tool("rocmprov"), "apply", inv, "-q", "--format", "json", *common]
+            return argv if audit else [*argv, "--no-audit"]
+
+        def env_for(base: dict[str, str], cp: Path) -> dict[str, str]:
+            return {**base, "ANSIBLE_SSH_CONTROL_PATH_DIR": str(cp),
+                    "XDG_STATE_HOME": str(work / "state")}  # fmt: skip
+
+        log(f"N={n}: converging (first apply)")
+        cp = Path(tempfile.mkdtemp(prefix="cp", dir=work))
+        first = run_measured(apply_argv(False), env=env_for(clean, cp), cwd=work,
+                             stdout=work / "converge.out", cp_dir=cp, timeout=1800)  # fmt: skip
+        log(f"N={n}: first apply rc {first.rc} in {first.wall:.1f}s")
+        # rocmprov apply usable? If not, the Ansible variants still run.
+        converged_doc = (work / "converge.out").read_text(errors="replace")
+        apply_ok = converged_doc.lstrip().startswith("{")
+        if not apply_ok:
+            log(f"N={n}: rocmprov apply gave no JSON; converging with bare ansible-playbook")
+            cp = Path(tempfile.mkdtemp(prefix="cp", dir=work))
+            env = {**env_for(clean, cp), **rocmprov_env(),
+                   "ANSIBLE_CONFIG": str(PLAYBOOKS / "ansible.cfg")}  # fmt: skip
+            run_measured([tool("ansible-playbook"), "-i", inv, "site.yml", *common], env=env,
+                         cwd=PLAYBOOKS, stdout=work / "converge2.out", cp_dir=cp, timeout=1800)  # fmt: skip
+
+        def rocmprov(audit: bool):
+            def make() -> tuple[list[str], dict[str, str], Path, str]:
+                cp = Path(tempfile.mkdtemp(prefix="cp", dir=work))
+                return apply_argv(audit), env_for(clean, cp), cp, str(work)
+
+            return make
+
+        def bare_same() -> tuple[list[str], dict[str, str], Path, str]:
+            cp = Path(tempfile.mkdtemp(prefix="cp", dir=work))
+            env = {**env_for(clean, cp), **rocmprov_env(),
+                   "ANSIBLE_CONFIG": str(PLAYBOOKS / "ansible.cfg")}  # fmt: skip
+            return [tool("ansible-playbook"), "-i", inv, "site.yml", *common], env, cp, str(PLAYBOOKS)
+
+        def ansible_default() -> tuple[list[str], dict[str, str], Path, str]:
+            cp = Path(tempfile.mkdtemp(prefix="cp", dir=work))
+            argv = [tool("ansible-playbook"), "-i", inv, "playbooks/site.yml", *common]
+            return argv, env_for(clean, cp), cp, str(REPO)
+
+        variants = []
+        if apply_ok:
+            variants.append(("rocmprov", rocmprov(False), check_json))
+            if with_audit:
+                variants.append(("rocmprov+audit", rocmprov(True), check_json))
+        variants += [("bare-same", bare_same, check_recap),
+                     ("ansible-default", ansible_default, check_recap)]  # fmt: skip
+        series = {name: Series(name, n) for name, *_ in variants}
+        for i in range(runs):
+            for name, make, check in variants:
+                argv, env, cp, cwd = make()
+                out = work / f"{name}-{i}.out"
+                sample = run_measured(argv, env=env, cwd=cwd, stdout=out, cp_dir=cp, timeout=1800)
+                problem = check(out, n)
+                if problem:
+                    series[name].note = f"run {i}: {problem} (rc {sample.rc})"
+                    log(f"N={n} {name} run {i}: PROBLEM {problem}; see {out}")
+                sample.rc = 1 if problem else 0
+                series[name].samples.append(sample)
+                log(f"N={n} {name} run {i}: wall {sample.wall:.2f}s cpu {sample.cpu:.2f}s")
+    finally:
+        log("stopping the lab")
+        subprocess.run([sys.executable, "-m", "tests.lab", "down", "--workdir", str(lab)],
+                       cwd=REPO, check=False, stdout=subprocess.DEVNULL, timeout=300)  # fmt: skip
+    ratios = {}
+    if "rocmprov" in series:
+        r = series["rocmprov"]
+        ratios = {
+            "overhead_vs_bare_same_pct": round(100 * (ratio(r.wall, series["bare-same"].wall) - 1), 1),
+            "ansible_default/rocmprov": round(ratio(series["ansible-default"].wall, r.wall), 2),
+        }
+        if "rocmprov+audit" in series:
+            ratios["ansible_default/rocmprov+audit"] = round(
+                ratio(series["ansible-default"].wall, series["rocmprov+audit"].wall), 2
+            )
+    return {
+        "n": n,
+        "first_apply": {"wall_s": round(first.wall, 2), "rc": first.rc, "usable": apply_ok},
+        "series": {k: v.to_dict() for k, v in series.items()},
+        "ratios": ratios,
+    }
+
+
+def render(doc: dict) -> str:
+    rows = []
+    for size in doc["sizes"]:
+        series = size["series"]
+        base = series.get("rocmprov")
+        for name, s in series.items():
+            vs = f"{s['wall_median_s'] / base['wall_median_s']:.2f}x" if base else "-"
+            rows.append([str(size["n"]), name, f"{s['wall_median_s']:.2f}",
+                         f"{s['cpu_median_s']:.2f}", vs, str(len(s["samples"])),
+                         s["note"] or "changed=0"])  # fmt: skip
+    return table(rows, ["N", "variant", "wall s (median)", "ctrl CPU s", "wall vs rocmprov",
+                        "runs", "check"])  # fmt: skip
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="4,16", help="lab host counts (default 4,16)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-audit-variant", action="store_true",
+                        help="skip the rocmprov+audit variant")  # fmt: skip
+    parser.add_argument("--workdir", help="scratch directory (default: a new temp dir)")
+    parser.add_argument("--out", help="results directory (default benchmarks/results)")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        raise SystemExit("benchmark: the lab needs root (sudo)")
+    tmp = Path(args.workdir or tempfile.mkdtemp(prefix="rocmprov-bench-apply-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out) if args.out else None
+    doc = {"benchmark": "reapply", "machine": machine(), "versions": versions(),
+           "vars": VARS, "skip_tags": SKIP_TAGS, "sizes": []}  # fmt: skip
+    for n in [int(s) for s in args.sizes.split(",") if s.strip()]:
+        doc["sizes"].append(bench_size(n, args.runs, not args.no_audit_variant, tmp))
+        write_result("reapply", doc, out)
+    print(render(doc))
+    for size in doc["sizes"]:
+        print(f"N={size['n']}: {size['ratios']}")
+    print(f"\nresults: {write_result('reapply', doc, out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,57 @@
+"""What the playbooks install, read from the playbooks' own vars files (one source of truth).
+
+The audit judges "ROCm package removed" against exactly the list `rocmprov apply` installs.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+# os-release ID -> Ansible's distribution name and os_family (the vars files' names)
+_DISTRIBUTION = {
+    "debian": ("Debian", "Debian"),
+    "ubuntu": ("Ubuntu", "Debian"),
+    "rhel": ("RedHat", "RedHat"),
+    "rocky": ("Rocky", "RedHat"),
+    "almalinux": ("AlmaLinux", "RedHat"),
+    "ol": ("OracleLinux", "RedHat"),
+    "centos": ("CentOS", "RedHat"),
+    "fedora": ("Fedora", "RedHat"),
+    "sles": ("SLES", "Suse"),
+}
+
+
+@cache
+def _vars(role: str, name: str) -> dict[str, Any] | None:
+    base = resources.files("rocmprov.playbooks").joinpath("roles", role, "vars", name)
+    try:
+        data = yaml.safe_load(base.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def distro_packages(os_id: str, version_id: str) -> list[str]:
+    """The distribution's ROCm packages the packages role installs (first_found order)."""
+    dist, family = _DISTRIBUTION.get(os_id, ("", ""))
+    major = version_id.split(".")[0]
+    for name in (f"{dist}-{major}.yml", f"{dist}.yml", f"{family}.yml", "default.yml"):
+        data = _vars("rocmprov_packages", name) if dist or name == "default.yml" else None
+        if data and "_rocmprov_packages_distro_map" in data:
+            return [str(p) for p in data["_rocmprov_packages_distro_map"] or []]
+    return []
+
+
+def amd_packages(rocm_version: str) -> list[str]:
+    """AMD's meta-package for a ROCm release (rocm-dev for 5.x/6.x, rocm for 7.x)."""
+    data = _vars("rocmprov_packages", "main.yml") or {}
+    mapping = data.get("_rocmprov_packages_amd_map") or {}
+    parts = rocm_version.split(".")
+    for key in (rocm_version, ".".join(parts[:2]), parts[0]):
+        if key in mapping:
+            return [str(p) for p in mapping[key]]
+    return []
