@@ -30,6 +30,41 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results"
 VENV_BIN = Path(sys.executable).parent
 PR_SET_CHILD_SUBREAPER = 36
+PYCACHE = Path(os.environ.get("TMPDIR", "/tmp")) / "rocmprov-bench-pycache"
+
+
+def tool_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for measured tools: `base` (default os.environ) with Python bytecode
+    caching on (PYTHONDONTWRITEBYTECODE dropped; caches under PYCACHE, not in the checkout),
+    as after a normal `pip install`, which compiles every module once."""
+    env = dict(os.environ if base is None else base)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    return env
+
+
+def warm_bytecode() -> None:
+    """Compile rocmprov (an editable install has no .pyc) into PYCACHE, once, not timed."""
+    import rocmprov
+
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(Path(rocmprov.__file__).parent)],
+        env=tool_env(),
+        stdout=subprocess.DEVNULL,
+        check=False,
+        timeout=300,
+    )
+
+
+def exit_on_signals() -> None:
+    """SIGTERM/SIGINT/SIGHUP end the benchmark through SystemExit, so that every `finally`
+    stops what it started (a background job of a script has SIGINT ignored: undo that)."""
+
+    def handler(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, handler)
 
 
 def become_subreaper() -> bool:
@@ -131,7 +166,7 @@ def run_measured(
     start = time.perf_counter()
     proc = subprocess.Popen(
         list(argv),
-        env=dict(env) if env is not None else None,
+        env=tool_env(env),
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         stdout=out,
@@ -143,6 +178,12 @@ def run_measured(
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)  # the group we started, by its id
         rc = proc.wait(timeout=30)
+    except BaseException:  # interrupted: end what we started, then go on unwinding
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        if cp_dir is not None:
+            stop_control_masters(cp_dir)
+        raise
     wall = time.perf_counter() - start
     if stdout:
         out.close()

@@ -43,17 +43,52 @@ def _path(value: Any) -> Path | None:
     return Path(value) if value else None
 
 
+def ssh_files(args: argparse.Namespace, hosts: list) -> tuple[Path | None, Path | None]:
+    """known_hosts and ssh_config: the flags, else what the inventory's
+    ansible_ssh_common_args/ansible_ssh_extra_args say (-o UserKnownHostsFile=, -F) when
+    every host says the same, so an inventory that works with Ansible works here."""
+    known, config = _path(args.known_hosts), _path(args.ssh_config)
+    seen = {_ssh_args(h.vars) for h in hosts}
+    if len(seen) == 1:
+        inv_known, inv_config = seen.pop()
+        known = known or _path(inv_known)
+        config = config or _path(inv_config)
+    return known, config
+
+
+def _ssh_args(hostvars: Mapping[str, Any]) -> tuple[str, str]:
+    import shlex
+
+    words: list[str] = []
+    for key in ("ansible_ssh_common_args", "ansible_ssh_extra_args"):
+        try:
+            words += shlex.split(str(hostvars.get(key) or ""))
+        except ValueError:
+            continue
+    known = config = ""
+    for i, word in enumerate(words):
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if word == "-F":
+            config = nxt
+        option = nxt if word == "-o" else word[2:] if word.startswith("-o") else ""
+        name, _, value = option.partition("=")
+        if name.strip().lower() == "userknownhostsfile" and value.strip():
+            known = value.strip().split()[0]
+    return known, config
+
+
 def _stream(
     args: argparse.Namespace, hosts: list
 ) -> Iterator[tuple[Any, Bundle | HostUnreachable]]:
     from rocmprov.collect.fleet import collect_fleet
 
+    known, config = ssh_files(args, hosts)
     results = collect_fleet(
         hosts,
         forks=args.forks,
         accept_new=args.accept_new,
-        known_hosts=_path(args.known_hosts),
-        ssh_config=_path(args.ssh_config),
+        known_hosts=known,
+        ssh_config=config,
     )
     with _Progress(len(hosts)) as progress:
         for spec, result in results:
@@ -116,11 +151,8 @@ def verify_inventory(args: argparse.Namespace) -> Iterator[Any]:
     from rocmprov.verify import VerifyReport, run_verify
 
     hosts = _hosts(args)
-    options = SSHOptions.load(
-        known_hosts=_path(args.known_hosts),
-        ssh_config=_path(args.ssh_config),
-        accept_new=args.accept_new,
-    )
+    known, config = ssh_files(args, hosts)
+    options = SSHOptions.load(known_hosts=known, ssh_config=config, accept_new=args.accept_new)
 
     def one(spec: Any) -> VerifyReport:
         python = args.python or spec.python
