@@ -22,15 +22,15 @@ FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "kb"
 NOISE = [
     "[{t:12.6f}] usb 1-{n}: new high-speed USB device number {n} using xhci_hcd",
     "[{t:12.6f}] EXT4-fs (nvme0n1p{n}): mounted filesystem with ordered data mode.",
-    "[{t:12.6f}] audit: type=1400 audit({t:.3f}:{n}): apparmor=\"STATUS\" operation=\"load\"",
+    '[{t:12.6f}] audit: type=1400 audit({t:.3f}:{n}): apparmor="STATUS" operation="load"',
     "[{t:12.6f}] [drm] amdgpu kernel modesetting enabled.",
     "[{t:12.6f}] amdgpu 0000:{n:02x}:00.0: amdgpu: SMU is initialized successfully!",
     "[{t:12.6f}] [drm] Initialized amdgpu 3.57.0 20150101 for 0000:{n:02x}:00.0 on minor {n}",
     "{{'loss': 0.{n}123, 'grad_norm': 1.04939, 'learning_rate': 5.28e-06, 'epoch': 1.{n}}}",
     "INFO {t:.0f} torch.distributed: rank {n} step {n}00 took 0.{n}42s, tokens/s=18{n}3",
     "Nov 10 21:23:{n:02d} node{n} systemd[1]: Started Session {n} of User root.",
-    "  File \"/usr/lib/python3/dist-packages/torch/nn/modules/module.py\", line 1{n}51, in _call",
-    "time=2025-03-08T16:42:{n:02d}.674+01:00 level=INFO source=server.go:{n} msg=\"loaded\"",
+    '  File "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", line 1{n}51, in _call',
+    'time=2025-03-08T16:42:{n:02d}.674+01:00 level=INFO source=server.go:{n} msg="loaded"',
     "GPU[{n}]\t\t: Temperature (Sensor edge) (C): 3{n}.0",
 ]
 
@@ -80,13 +80,17 @@ def main() -> int:
         times.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
     median = statistics.median(times)
-    print(f"log: {size_mb:.1f} MB, {text.count(chr(10))} lines, {len(table)} entries, "
-          f"error-line rate {args.error_rate}")  # fmt: skip
+    print(
+        f"log: {size_mb:.1f} MB, {text.count(chr(10))} lines, {len(table)} entries, "
+        f"error-line rate {args.error_rate}"
+    )
     print(f"matches: {len(found)} entries, {sum(m.count for m in found)} occurrences")
     print(f"runs: {', '.join(f'{t:.2f}s' for t in times)}")
-    print(f"median: {size_mb / median:.1f} MB/s wall clock, "
-          f"{size_mb / statistics.median(cpu):.1f} MB/s of CPU time (a shared machine's load "
-          "slows the wall clock only)")  # fmt: skip
+    print(
+        f"median: {size_mb / median:.1f} MB/s wall clock, "
+        f"{size_mb / statistics.median(cpu):.1f} MB/s of CPU time (a shared machine's load "
+        "slows the wall clock only)"
+    )
     return 0
 
 

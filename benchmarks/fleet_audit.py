@@ -37,10 +37,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import (  # noqa: E402
+from _bench import (
     REPO,
+    RESULTS,
     Series,
     become_subreaper,
+    exit_on_signals,
     log,
     machine,
     ratio,
@@ -48,9 +50,10 @@ from _bench import (  # noqa: E402
     table,
     tool,
     versions,
+    warm_bytecode,
     write_result,
 )
-from loophosts import LoopHosts  # noqa: E402
+from loophosts import LoopHosts
 
 NONCE = "bench"
 PLAYBOOK = """\
@@ -157,16 +160,31 @@ def bench_size(n: int, kind: str, runs: int, ansible_runs: int, tuned: bool, tmp
         base_env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{base_env.get('PATH', '')}"
 
         def rocmprov(i: int) -> tuple[list[str], dict, Path | None]:
-            argv = [tool("rocmprov"), "audit", str(hosts.inventory), "--format", "json",
-                    "--ssh-config", str(hosts.ssh_config), "--known-hosts", str(hosts.known_hosts)]  # fmt: skip
+            argv = [
+                tool("rocmprov"),
+                "audit",
+                str(hosts.inventory),
+                "--format",
+                "json",
+                "--ssh-config",
+                str(hosts.ssh_config),
+                "--known-hosts",
+                str(hosts.known_hosts),
+            ]
             return argv, base_env, None
 
         def ansible(forks: int | None):
             def make(i: int) -> tuple[list[str], dict, Path | None]:
                 cp = Path(tempfile.mkdtemp(prefix="cp", dir=work))
                 env = {**base_env, "ANSIBLE_SSH_CONTROL_PATH_DIR": str(cp)}
-                argv = [tool("ansible-playbook"), "-i", str(hosts.inventory), str(work / "audit.yml"),
-                        "-e", f"probe_script={work / 'probe.sh'}"]  # fmt: skip
+                argv = [
+                    tool("ansible-playbook"),
+                    "-i",
+                    str(hosts.inventory),
+                    str(work / "audit.yml"),
+                    "-e",
+                    f"probe_script={work / 'probe.sh'}",
+                ]
                 if forks:
                     argv += ["--forks", str(forks)]
                 return argv, env, cp
@@ -174,12 +192,17 @@ def bench_size(n: int, kind: str, runs: int, ansible_runs: int, tuned: bool, tmp
             return make
 
         def pdsh(i: int) -> tuple[list[str], dict, Path | None]:
-            env = {**base_env, "PDSH_SSH_ARGS": f"-F {hosts.ssh_config} -a -x -l%u %h",
-                   "PDSH_RCMD_TYPE": "ssh"}  # fmt: skip
+            env = {
+                **base_env,
+                "PDSH_SSH_ARGS": f"-F {hosts.ssh_config} -a -x -l%u %h",
+                "PDSH_RCMD_TYPE": "ssh",
+            }
             return ["pdsh", "-R", "ssh", "-f", "64", "-w", f"^{hostlist}", script], env, None
 
-        variants = [("rocmprov", rocmprov, check_rocmprov, runs),
-                    ("ansible", ansible(None), check_ansible, ansible_runs)]  # fmt: skip
+        variants = [
+            ("rocmprov", rocmprov, check_rocmprov, runs),
+            ("ansible", ansible(None), check_ansible, ansible_runs),
+        ]
         if tuned:
             variants.append(("ansible-f64", ansible(64), check_ansible, ansible_runs))
         if shutil.which("pdsh"):
@@ -222,14 +245,32 @@ def render(doc: dict) -> str:
         base = size["series"]["rocmprov"]
         for name, s in size["series"].items():
             r = size["ratios"].get(f"{name}/rocmprov", {"wall": 1.0, "cpu": 1.0})
-            rows.append([
-                str(size["n"]), size["hosts"], name, f"{s['wall_median_s']:.2f}",
-                f"{s['cpu_median_s']:.2f}", f"{s['cpu_per_host_ms']:.0f}",
-                f"{r['wall']:.2f}x", f"{r['cpu']:.2f}x", str(len(s["samples"])),
-                s["note"] or ("ok" if base else ""),
-            ])  # fmt: skip
-    header = ["N", "hosts", "tool", "wall s (median)", "ctrl CPU s", "CPU ms/host",
-              "wall vs rocmprov", "CPU vs rocmprov", "runs", "check"]  # fmt: skip
+            rows.append(
+                [
+                    str(size["n"]),
+                    size["hosts"],
+                    name,
+                    f"{s['wall_median_s']:.2f}",
+                    f"{s['cpu_median_s']:.2f}",
+                    f"{s['cpu_per_host_ms']:.0f}",
+                    f"{r['wall']:.2f}x",
+                    f"{r['cpu']:.2f}x",
+                    str(len(s["samples"])),
+                    s["note"] or ("ok" if base else ""),
+                ]
+            )
+    header = [
+        "N",
+        "hosts",
+        "tool",
+        "wall s (median)",
+        "ctrl CPU s",
+        "CPU ms/host",
+        "wall vs rocmprov",
+        "CPU vs rocmprov",
+        "runs",
+        "check",
+    ]
     return table(rows, header)
 
 
@@ -242,16 +283,26 @@ def main() -> int:
     parser.add_argument("--lab-max", type=int, default=16, help="largest N on lab hosts (16)")
     parser.add_argument("--workdir", help="scratch directory (default: a new temp dir)")
     parser.add_argument("--out", help="results directory (default benchmarks/results)")
+    parser.add_argument(
+        "--append", action="store_true", help="keep other sizes already in the results file"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    exit_on_signals()
+    warm_bytecode()
     tmp = Path(args.workdir or tempfile.mkdtemp(prefix="rocmprov-bench-audit-"))
     tmp.mkdir(parents=True, exist_ok=True)
     doc = {"benchmark": "fleet_audit", "machine": machine(), "versions": versions(), "sizes": []}
+    old = (Path(args.out) if args.out else RESULTS) / "fleet_audit.json"
+    if args.append and old.is_file():
+        doc["sizes"] = [s for s in json.loads(old.read_text())["sizes"] if s["n"] not in sizes]
+        doc["appended_to"] = json.loads(old.read_text())["machine"]
     for n in sizes:
         kind = "lab" if n <= args.lab_max and os.geteuid() == 0 else "loopback"
         doc["sizes"].append(
             bench_size(n, kind, args.runs, args.ansible_runs, args.ansible_tuned, tmp)
         )
+        doc["sizes"].sort(key=lambda s: s["n"])
         write_result("fleet_audit", doc, Path(args.out) if args.out else None)
     print(render(doc))
     print(f"\nresults: {write_result('fleet_audit', doc, Path(args.out) if args.out else None)}")

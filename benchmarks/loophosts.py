@@ -6,6 +6,12 @@ Ansible inventory, so every client checks host keys for real. Traffic stays on 1
 The probes then run on this machine itself: fine for the controller side (wall time at large N
 then also holds the hosts' own work, sharing the same cores).
 
+Each sshd runs in a mount namespace of its own (unshare -m) where root's ~/.bashrc is Debian's
+stock one (/usr/share/base-files/dot.bashrc, comments only): bash reads ~/.bashrc for every
+command sshd runs, and this machine's own root .bashrc (pyenv init and the like) would add
+hundreds of ms of host-side work to every SSH command, unlike a server's stock root account.
+Nothing outside those namespaces changes.
+
     with LoopHosts(100, Path("/tmp/loop")) as hosts:
         hosts.inventory, hosts.ssh_config, hosts.known_hosts, hosts.names
 
@@ -24,6 +30,7 @@ PORT = 22022
 MAX_HOSTS = 250
 SSHD = "/usr/sbin/sshd"
 SFTP = "/usr/lib/openssh/sftp-server"
+STOCK_BASHRC = Path("/usr/share/base-files/dot.bashrc")
 
 
 def address(k: int) -> str:
@@ -125,11 +132,20 @@ class LoopHosts:
             "",
         ]
         self.inventory.write_text("\n".join(inv))
+        bashrc = self.workdir / "root.bashrc"
+        bashrc.write_text(STOCK_BASHRC.read_text() if STOCK_BASHRC.is_file() else "")
+        home = Path.home()
         for name in self.names:
+            cfg = self.workdir / f"sshd_{name}.conf"
+            inner = (
+                f"mount --bind {bashrc} {home / '.bashrc'} 2>/dev/null || true; "
+                f"exec {SSHD} -D -e -f {cfg}"
+            )
+            argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c", inner]
             log = open(self.workdir / f"sshd_{name}.log", "wb")  # noqa: SIM115
             self.procs.append(
                 subprocess.Popen(
-                    [SSHD, "-D", "-e", "-f", str(self.workdir / f"sshd_{name}.conf")],
+                    argv if (home / ".bashrc").is_file() else [SSHD, "-D", "-e", "-f", str(cfg)],
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=log,

@@ -31,10 +31,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import (  # noqa: E402
+from _bench import (
     REPO,
     Series,
     become_subreaper,
+    exit_on_signals,
     log,
     machine,
     ratio,
@@ -42,6 +43,7 @@ from _bench import (  # noqa: E402
     table,
     tool,
     versions,
+    warm_bytecode,
     write_result,
 )
 
@@ -57,11 +59,15 @@ PLAYBOOKS = REPO / "playbooks"
 
 
 def rocmprov_env() -> dict[str, str]:
+    """What `rocmprov apply` hands ansible-playbook, less ansible-runner's own plumbing."""
     try:
         from rocmprov.provision.runner import BASE_ENV
     except ImportError:  # apply not built yet: the same settings come from ansible.cfg
         BASE_ENV = {}
-    return dict(BASE_ENV)
+    env = dict(BASE_ENV)
+    # ansible-runner sets this one when the caller does not (ansible_runner/config/_base.py)
+    env.setdefault("ANSIBLE_HOST_KEY_CHECKING", "False")
+    return env
 
 
 def check_json(out: Path, n: int) -> str:
@@ -88,9 +94,17 @@ def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
     lab = work / "lab"
     varfile = work / "vars.json"
     varfile.write_text(json.dumps(VARS))
-    log(f"starting {n} lab hosts")
-    subprocess.run([sys.executable, "-m", "tests.lab", "up", str(n), "--workdir", str(lab)],
-                   cwd=REPO, check=True, stdout=subprocess.DEVNULL, timeout=600)  # fmt: skip
+    if (lab / "lab.json").is_file():  # a lab left by an interrupted run: reuse (and stop) it
+        log(f"reusing the lab in {lab}")
+    else:
+        log(f"starting {n} lab hosts")
+        subprocess.run(
+            [sys.executable, "-m", "tests.lab", "up", str(n), "--workdir", str(lab)],
+            cwd=REPO,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            timeout=600,
+        )
     try:
         become_subreaper()
         inv = str(lab / "inventory.ini")
@@ -103,13 +117,22 @@ def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
             return argv if audit else [*argv, "--no-audit"]
 
         def env_for(base: dict[str, str], cp: Path) -> dict[str, str]:
-            return {**base, "ANSIBLE_SSH_CONTROL_PATH_DIR": str(cp),
-                    "XDG_STATE_HOME": str(work / "state")}  # fmt: skip
+            return {
+                **base,
+                "ANSIBLE_SSH_CONTROL_PATH_DIR": str(cp),
+                "XDG_STATE_HOME": str(work / "state"),
+            }
 
         log(f"N={n}: converging (first apply)")
         cp = Path(tempfile.mkdtemp(prefix="cp", dir=work))
-        first = run_measured(apply_argv(False), env=env_for(clean, cp), cwd=work,
-                             stdout=work / "converge.out", cp_dir=cp, timeout=1800)  # fmt: skip
+        first = run_measured(
+            apply_argv(False),
+            env=env_for(clean, cp),
+            cwd=work,
+            stdout=work / "converge.out",
+            cp_dir=cp,
+            timeout=1800,
+        )
         log(f"N={n}: first apply rc {first.rc} in {first.wall:.1f}s")
         # rocmprov apply usable? If not, the Ansible variants still run.
         converged_doc = (work / "converge.out").read_text(errors="replace")
@@ -117,10 +140,19 @@ def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
         if not apply_ok:
             log(f"N={n}: rocmprov apply gave no JSON; converging with bare ansible-playbook")
             cp = Path(tempfile.mkdtemp(prefix="cp", dir=work))
-            env = {**env_for(clean, cp), **rocmprov_env(),
-                   "ANSIBLE_CONFIG": str(PLAYBOOKS / "ansible.cfg")}  # fmt: skip
-            run_measured([tool("ansible-playbook"), "-i", inv, "site.yml", *common], env=env,
-                         cwd=PLAYBOOKS, stdout=work / "converge2.out", cp_dir=cp, timeout=1800)  # fmt: skip
+            env = {
+                **env_for(clean, cp),
+                **rocmprov_env(),
+                "ANSIBLE_CONFIG": str(PLAYBOOKS / "ansible.cfg"),
+            }
+            run_measured(
+                [tool("ansible-playbook"), "-i", inv, "site.yml", *common],
+                env=env,
+                cwd=PLAYBOOKS,
+                stdout=work / "converge2.out",
+                cp_dir=cp,
+                timeout=1800,
+            )
 
         def rocmprov(audit: bool):
             def make() -> tuple[list[str], dict[str, str], Path, str]:
@@ -131,9 +163,17 @@ def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
 
         def bare_same() -> tuple[list[str], dict[str, str], Path, str]:
             cp = Path(tempfile.mkdtemp(prefix="cp", dir=work))
-            env = {**env_for(clean, cp), **rocmprov_env(),
-                   "ANSIBLE_CONFIG": str(PLAYBOOKS / "ansible.cfg")}  # fmt: skip
-            return [tool("ansible-playbook"), "-i", inv, "site.yml", *common], env, cp, str(PLAYBOOKS)
+            env = {
+                **env_for(clean, cp),
+                **rocmprov_env(),
+                "ANSIBLE_CONFIG": str(PLAYBOOKS / "ansible.cfg"),
+            }
+            return (
+                [tool("ansible-playbook"), "-i", inv, "site.yml", *common],
+                env,
+                cp,
+                str(PLAYBOOKS),
+            )
 
         def ansible_default() -> tuple[list[str], dict[str, str], Path, str]:
             cp = Path(tempfile.mkdtemp(prefix="cp", dir=work))
@@ -145,8 +185,10 @@ def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
             variants.append(("rocmprov", rocmprov(False), check_json))
             if with_audit:
                 variants.append(("rocmprov+audit", rocmprov(True), check_json))
-        variants += [("bare-same", bare_same, check_recap),
-                     ("ansible-default", ansible_default, check_recap)]  # fmt: skip
+        variants += [
+            ("bare-same", bare_same, check_recap),
+            ("ansible-default", ansible_default, check_recap),
+        ]
         series = {name: Series(name, n) for name, *_ in variants}
         for i in range(runs):
             for name, make, check in variants:
@@ -162,13 +204,20 @@ def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
                 log(f"N={n} {name} run {i}: wall {sample.wall:.2f}s cpu {sample.cpu:.2f}s")
     finally:
         log("stopping the lab")
-        subprocess.run([sys.executable, "-m", "tests.lab", "down", "--workdir", str(lab)],
-                       cwd=REPO, check=False, stdout=subprocess.DEVNULL, timeout=300)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-m", "tests.lab", "down", "--workdir", str(lab)],
+            cwd=REPO,
+            check=False,
+            stdout=subprocess.DEVNULL,
+            timeout=300,
+        )
     ratios = {}
     if "rocmprov" in series:
         r = series["rocmprov"]
         ratios = {
-            "overhead_vs_bare_same_pct": round(100 * (ratio(r.wall, series["bare-same"].wall) - 1), 1),
+            "overhead_vs_bare_same_pct": round(
+                100 * (ratio(r.wall, series["bare-same"].wall) - 1), 1
+            ),
             "ansible_default/rocmprov": round(ratio(series["ansible-default"].wall, r.wall), 2),
         }
         if "rocmprov+audit" in series:
@@ -190,29 +239,47 @@ def render(doc: dict) -> str:
         base = series.get("rocmprov")
         for name, s in series.items():
             vs = f"{s['wall_median_s'] / base['wall_median_s']:.2f}x" if base else "-"
-            rows.append([str(size["n"]), name, f"{s['wall_median_s']:.2f}",
-                         f"{s['cpu_median_s']:.2f}", vs, str(len(s["samples"])),
-                         s["note"] or "changed=0"])  # fmt: skip
-    return table(rows, ["N", "variant", "wall s (median)", "ctrl CPU s", "wall vs rocmprov",
-                        "runs", "check"])  # fmt: skip
+            rows.append(
+                [
+                    str(size["n"]),
+                    name,
+                    f"{s['wall_median_s']:.2f}",
+                    f"{s['cpu_median_s']:.2f}",
+                    vs,
+                    str(len(s["samples"])),
+                    s["note"] or "changed=0",
+                ]
+            )
+    return table(
+        rows, ["N", "variant", "wall s (median)", "ctrl CPU s", "wall vs rocmprov", "runs", "check"]
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="4,16", help="lab host counts (default 4,16)")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--no-audit-variant", action="store_true",
-                        help="skip the rocmprov+audit variant")  # fmt: skip
+    parser.add_argument(
+        "--no-audit-variant", action="store_true", help="skip the rocmprov+audit variant"
+    )
     parser.add_argument("--workdir", help="scratch directory (default: a new temp dir)")
     parser.add_argument("--out", help="results directory (default benchmarks/results)")
     args = parser.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("benchmark: the lab needs root (sudo)")
+    exit_on_signals()
+    warm_bytecode()
     tmp = Path(args.workdir or tempfile.mkdtemp(prefix="rocmprov-bench-apply-"))
     tmp.mkdir(parents=True, exist_ok=True)
     out = Path(args.out) if args.out else None
-    doc = {"benchmark": "reapply", "machine": machine(), "versions": versions(),
-           "vars": VARS, "skip_tags": SKIP_TAGS, "sizes": []}  # fmt: skip
+    doc = {
+        "benchmark": "reapply",
+        "machine": machine(),
+        "versions": versions(),
+        "vars": VARS,
+        "skip_tags": SKIP_TAGS,
+        "sizes": [],
+    }
     for n in [int(s) for s in args.sizes.split(",") if s.strip()]:
         doc["sizes"].append(bench_size(n, args.runs, not args.no_audit_variant, tmp))
         write_result("reapply", doc, out)

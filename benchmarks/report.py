@@ -1,6 +1,6 @@
 """benchmarks/results/*.json (+ explain.txt) -> one Markdown page of numbers, ratios, targets.
 
-    python benchmarks/report.py [--results benchmarks/results] > RESULTS.md
+python benchmarks/report.py [--results benchmarks/results] > RESULTS.md
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import RESULTS, table  # noqa: E402
+from _bench import RESULTS, table
 
 
 def load(results: Path, name: str) -> dict | None:
@@ -30,28 +30,56 @@ def fleet_section(doc: dict, targets: list[list[str]]) -> list[str]:
     for size in doc["sizes"]:
         for name, s in size["series"].items():
             r = size["ratios"].get(f"{name}/rocmprov", {"wall": 1.0, "cpu": 1.0})
-            rows.append([str(size["n"]), size["hosts"], name, f"{s['wall_median_s']:.2f}",
-                         f"{s['cpu_median_s']:.2f}", f"{s['cpu_per_host_ms']:.0f}",
-                         f"{r['wall']:.2f}x", f"{r['cpu']:.2f}x", str(len(s["samples"])),
-                         s["note"] or "ok"])  # fmt: skip
+            rows.append(
+                [
+                    str(size["n"]),
+                    size["hosts"],
+                    name,
+                    f"{s['wall_median_s']:.2f}",
+                    f"{s['cpu_median_s']:.2f}",
+                    f"{s['cpu_per_host_ms']:.0f}",
+                    f"{r['wall']:.2f}x",
+                    f"{r['cpu']:.2f}x",
+                    str(len(s["samples"])),
+                    s["note"] or "ok",
+                ]
+            )
     big = max(doc["sizes"], key=lambda s: s["n"])
     n = big["n"]
     ra = big["ratios"].get("ansible/rocmprov", {}).get("wall")
     rp = big["ratios"].get("pdsh/rocmprov", {}).get("wall")
     cpu = big["series"]["rocmprov"]["cpu_per_host_ms"]
     targets += [
-        [f"fleet audit N={n}: >= 10x faster than Ansible", f"{ra}x" if ra else "-",
-         yes(ra >= 10 if ra else None)],
-        [f"fleet audit N={n}: >= 2x faster than pdsh", f"{rp}x" if rp else "-",
-         yes(rp >= 2 if rp else None)],
-        [f"fleet audit N={n}: controller CPU <= 15 ms/host", f"{cpu:.0f} ms",
-         yes(cpu <= 15)],
-    ]  # fmt: skip
+        [
+            f"fleet audit N={n}: >= 10x faster than Ansible",
+            f"{ra}x" if ra else "-",
+            yes(ra >= 10 if ra else None),
+        ],
+        [
+            f"fleet audit N={n}: >= 2x faster than pdsh",
+            f"{rp}x" if rp else "-",
+            yes(rp >= 2 if rp else None),
+        ],
+        [f"fleet audit N={n}: controller CPU <= 15 ms/host", f"{cpu:.0f} ms", yes(cpu <= 15)],
+    ]
     return [
         "### Fleet audit",
         "",
-        table(rows, ["N", "hosts", "tool", "wall s", "ctrl CPU s", "CPU ms/host",
-                     "wall / rocmprov", "CPU / rocmprov", "runs", "check"]),  # fmt: skip
+        table(
+            rows,
+            [
+                "N",
+                "hosts",
+                "tool",
+                "wall s",
+                "ctrl CPU s",
+                "CPU ms/host",
+                "wall / rocmprov",
+                "CPU / rocmprov",
+                "runs",
+                "check",
+            ],
+        ),
         "",
     ]
 
@@ -62,25 +90,38 @@ def reapply_section(doc: dict, targets: list[list[str]]) -> list[str]:
         base = size["series"].get("rocmprov")
         for name, s in size["series"].items():
             vs = f"{s['wall_median_s'] / base['wall_median_s']:.2f}x" if base else "-"
-            rows.append([str(size["n"]), name, f"{s['wall_median_s']:.2f}",
-                         f"{s['cpu_median_s']:.2f}", vs, str(len(s["samples"])),
-                         s["note"] or "changed=0"])  # fmt: skip
+            rows.append(
+                [
+                    str(size["n"]),
+                    name,
+                    f"{s['wall_median_s']:.2f}",
+                    f"{s['cpu_median_s']:.2f}",
+                    vs,
+                    str(len(s["samples"])),
+                    s["note"] or "changed=0",
+                ]
+            )
         r = size["ratios"]
         if r:
             ov, sp = r["overhead_vs_bare_same_pct"], r["ansible_default/rocmprov"]
             targets += [
-                [f"re-apply N={size['n']}: overhead <= 5% over bare ansible-playbook",
-                 f"{ov:+.1f}%", yes(ov <= 5)],
-                [f"re-apply N={size['n']}: >= 2x faster than Ansible defaults",
-                 f"{sp}x", yes(sp >= 2)],
-            ]  # fmt: skip
+                [
+                    f"re-apply N={size['n']}: overhead <= 5% over bare ansible-playbook",
+                    f"{ov:+.1f}%",
+                    yes(ov <= 5),
+                ],
+                [
+                    f"re-apply N={size['n']}: >= 2x faster than Ansible defaults",
+                    f"{sp}x",
+                    yes(sp >= 2),
+                ],
+            ]
         else:
             targets.append([f"re-apply N={size['n']}", "rocmprov apply not usable", "n/a"])
     return [
         "### No-op re-apply (converged hosts)",
         "",
-        table(rows, ["N", "variant", "wall s", "ctrl CPU s", "wall / rocmprov", "runs",
-                     "check"]),  # fmt: skip
+        table(rows, ["N", "variant", "wall s", "ctrl CPU s", "wall / rocmprov", "runs", "check"]),
         "",
     ]
 
@@ -88,22 +129,59 @@ def reapply_section(doc: dict, targets: list[list[str]]) -> list[str]:
 def explain_section(text: str, targets: list[list[str]]) -> list[str]:
     m = re.search(r"median: ([\d.]+) MB/s", text)
     mbs = float(m.group(1)) if m else None
-    targets.append(["explain matcher >= 50 MB/s", f"{mbs} MB/s" if mbs else "-",
-                    yes(mbs >= 50 if mbs else None)])  # fmt: skip
-    return ["### explain (rocmprov.kb.matcher.match over the whole table)", "", "```",
-            text.strip(), "```", ""]  # fmt: skip
+    targets.append(
+        [
+            "explain matcher >= 50 MB/s",
+            f"{mbs} MB/s" if mbs else "-",
+            yes(mbs >= 50 if mbs else None),
+        ]
+    )
+    return [
+        "### explain (rocmprov.kb.matcher.match over the whole table)",
+        "",
+        "```",
+        text.strip(),
+        "```",
+        "",
+    ]
 
 
 def startup_section(doc: dict, targets: list[list[str]]) -> list[str]:
     res = doc["results"]
     base = res["ansible --version"]["median_s"]
-    rows = [[name, f"{r['median_s']:.3f}", f"{r['min_s']:.3f}", f"{r['max_s']:.3f}",
-             str(r["runs"]), f"{base / r['median_s']:.1f}x"] for name, r in res.items()]  # fmt: skip
+    rows = [
+        [
+            name,
+            f"{r['median_s']:.3f}",
+            f"{r['min_s']:.3f}",
+            f"{r['max_s']:.3f}",
+            f"{r['cpu_mean_s']:.3f}" if r.get("cpu_mean_s") is not None else "-",
+            str(r["runs"]),
+            f"{base / r['median_s']:.1f}x",
+        ]
+        for name, r in res.items()
+    ]
     med = res["rocmprov --help"]["median_s"]
     targets.append(["`rocmprov --help` < 0.25 s", f"{med:.3f} s", yes(med < 0.25)])
-    return ["### Start-up", "", f"Tool: {doc['tool']}.", "",
-            table(rows, ["command", "median s", "min s", "max s", "runs",
-                         "ansible --version / this"]), ""]  # fmt: skip
+    return [
+        "### Start-up",
+        "",
+        f"Tool: {doc['tool']}.",
+        "",
+        table(
+            rows,
+            [
+                "command",
+                "median s",
+                "min s",
+                "max s",
+                "CPU s (mean)",
+                "runs",
+                "ansible --version / this",
+            ],
+        ),
+        "",
+    ]
 
 
 def main() -> int:
@@ -128,10 +206,14 @@ def main() -> int:
     head = ["## Results", ""]
     if meta:
         m, v = meta["machine"], meta["versions"]
-        head += [f"Machine: {m['nproc']} cores, {m['ram_gib']} GiB RAM, kernel {m['kernel']}, "
-                 f"Python {m['python']}; {m['date_utc']}; load average at start "
-                 f"{m['loadavg_at_start']}.", "",
-                 "Versions: " + "; ".join(f"{k} {val}" for k, val in v.items()) + ".", ""]  # fmt: skip
+        head += [
+            f"Machine: {m['nproc']} cores, {m['ram_gib']} GiB RAM, kernel {m['kernel']}, "
+            f"Python {m['python']}; {m['date_utc']}; load average at start "
+            f"{m['loadavg_at_start']}.",
+            "",
+            "Versions: " + "; ".join(f"{k} {val}" for k, val in v.items()) + ".",
+            "",
+        ]
     head += ["### Targets", "", table(targets, ["target", "measured", ""]), ""]
     print("\n".join(head + body))
     return 0

@@ -20,7 +20,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import log, machine, median, ratio, table, tool, versions, write_result  # noqa: E402
+from _bench import (
+    log,
+    machine,
+    median,
+    ratio,
+    table,
+    tool,
+    tool_env,
+    versions,
+    warm_bytecode,
+    write_result,
+)
 
 
 def commands() -> dict[str, list[str]]:
@@ -31,14 +42,19 @@ def commands() -> dict[str, list[str]]:
     }
 
 
+CPU: dict[str, float] = {}  # mean user+sys CPU per run, from hyperfine
+
+
 def with_hyperfine(cmds: dict[str, list[str]], runs: int) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "hf.json"
         argv = ["hyperfine", "-N", "--warmup", "3", "--runs", str(runs), "--export-json", str(out)]
         for name, cmd in cmds.items():
             argv += ["-n", name, " ".join(cmd)]
-        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, timeout=600)
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, timeout=600, env=tool_env())
         doc = json.loads(out.read_text())
+    for r in doc["results"]:
+        CPU[r["command"]] = r.get("user", 0.0) + r.get("system", 0.0)
     return {r["command"]: r["times"] for r in doc["results"]}
 
 
@@ -47,8 +63,14 @@ def with_loop(cmds: dict[str, list[str]], runs: int) -> dict[str, list[float]]:
     for i in range(3 + runs):  # interleaved; the first 3 are warm-up
         for name, cmd in cmds.items():
             start = time.perf_counter()
-            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           check=True, timeout=120)  # fmt: skip
+            subprocess.run(
+                cmd,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=True,
+                timeout=120,
+                env=tool_env(),
+            )
             if i >= 3:
                 times[name].append(time.perf_counter() - start)
     return times
@@ -61,6 +83,7 @@ def main() -> int:
     parser.add_argument("--out", help="results directory (default benchmarks/results)")
     args = parser.parse_args()
     runs = max(10, args.runs)
+    warm_bytecode()
     cmds = commands()
     use_hf = shutil.which("hyperfine") is not None and not args.no_hyperfine
     log(f"start-up: {runs} runs each with {'hyperfine' if use_hf else 'a Python loop'}")
@@ -69,10 +92,25 @@ def main() -> int:
     rows, results = [], {}
     for name, ts in times.items():
         med = median(ts)
-        results[name] = {"median_s": round(med, 4), "min_s": round(min(ts), 4),
-                         "max_s": round(max(ts), 4), "runs": len(ts)}  # fmt: skip
-        rows.append([name, f"{med:.3f}", f"{min(ts):.3f}", f"{max(ts):.3f}", str(len(ts)),
-                     f"{ratio(base, med):.1f}x"])  # fmt: skip
+        cpu = CPU.get(name)
+        results[name] = {
+            "median_s": round(med, 4),
+            "min_s": round(min(ts), 4),
+            "max_s": round(max(ts), 4),
+            "runs": len(ts),
+            "cpu_mean_s": round(cpu, 4) if cpu is not None else None,
+        }
+        rows.append(
+            [
+                name,
+                f"{med:.3f}",
+                f"{min(ts):.3f}",
+                f"{max(ts):.3f}",
+                f"{cpu:.3f}" if cpu is not None else "-",
+                str(len(ts)),
+                f"{ratio(base, med):.1f}x",
+            ]
+        )
     doc = {
         "benchmark": "startup",
         "machine": machine(),
@@ -82,8 +120,20 @@ def main() -> int:
         "target": "rocmprov --help < 0.25 s",
         "met": results["rocmprov --help"]["median_s"] < 0.25,
     }
-    print(table(rows, ["command", "median s", "min s", "max s", "runs",
-                       "ansible --version / this"]))  # fmt: skip
+    print(
+        table(
+            rows,
+            [
+                "command",
+                "median s",
+                "min s",
+                "max s",
+                "CPU s (mean)",
+                "runs",
+                "ansible --version / this",
+            ],
+        )
+    )
     print(f"\nresults: {write_result('startup', doc, Path(args.out) if args.out else None)}")
     return 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import paramiko
 import pytest
@@ -102,6 +104,24 @@ def test_nothing_is_routed_off_this_machine(lab: Lab) -> None:
     inside = subprocess.run([*lookup[:3], lab.gateway, *lookup[3:]], capture_output=True,
                             text=True, check=False)
     assert inside.returncode == 0 and inside.stdout.startswith("local"), inside.stderr
+
+
+PROXY_PROBE = """
+import http.client, sys
+def status(method, target):
+    c = http.client.HTTPConnection(sys.argv[1], int(sys.argv[2]), timeout=10)
+    c.request(method, target)
+    return c.getresponse().status
+print(status("GET", "http://example.com/"), status("GET", "http://deb.debian.org:8080/"),
+      status("POST", "http://deb.debian.org/debian/"), status("CONNECT", "deb.debian.org:443"),
+      status("HEAD", "http://deb.debian.org/debian/dists/bookworm/Release"))
+"""
+
+
+def test_proxy_forwards_only_get_and_head_to_the_mirror(lab: Lab) -> None:
+    with lab.connect(lab.hosts[0]) as c:
+        cmd = f"python3 -c {shlex.quote(PROXY_PROBE)} {lab.gateway} {urlsplit(lab.proxy_url).port}"
+        assert ok(c, cmd).split() == ["403", "403", "405", "405", "200"]
 
 
 def test_apt_install_from_debian_through_the_proxy(lab: Lab, clean_host: LabHost) -> None:

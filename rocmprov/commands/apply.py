@@ -111,27 +111,15 @@ def post_apply_audit(
 ) -> dict[str, Any]:
     """The one call site of the audit after a real apply, on the same hosts.
 
-    Uses rocmprov.commands.audit lazily. Preferred API (asked of the audit's owner):
-    `audit_after_apply(inventory: str, limit: str | None) -> AuditResult` (with `.exit_code`
-    and a JSON renderer). Until it exists this goes through the command's own argument parser.
-    Anything missing: skipped with the reason, never a failure of apply.
+    Imports rocmprov.commands.audit lazily; anything failing is skipped with the reason,
+    never a failure of apply.
     """
     try:
         from rocmprov.commands import audit as audit_cmd
     except ImportError as exc:
         return {"status": "skipped", "reason": f"rocmprov.commands.audit unavailable ({exc})"}
     try:
-        api = getattr(audit_cmd, "audit_after_apply", None)
-        if api is not None:
-            result = api(inventory, limit)
-        else:
-            internal = getattr(audit_cmd, "_audit", None)
-            if internal is None:
-                return {"status": "skipped", "reason": "rocmprov audit has no usable API yet"}
-            parser = argparse.ArgumentParser(add_help=False)
-            audit_cmd.add_arguments(parser)
-            argv = [inventory] + (["--limit", limit] if limit else [])
-            result = internal(parser.parse_args(argv))
+        result = audit_cmd.audit_after_apply(inventory, limit)
         code = int(getattr(result, "exit_code", Exit.UNKNOWN))
         out: dict[str, Any] = {"status": "ran", "exit_code": code}
         if json_output:

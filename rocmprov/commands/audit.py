@@ -6,9 +6,13 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rocmprov.exitcodes import Exit, UsageError
 from rocmprov.report import FORMATS
+
+if TYPE_CHECKING:
+    from rocmprov.model import AuditResult
 
 HELP = "pre-flight audit of this machine, a support bundle, or every host of an inventory"
 
@@ -85,6 +89,16 @@ def _audit(args: argparse.Namespace):
         hostvars=hostvars,
     )
     return AuditResult((report,))
+
+
+def audit_after_apply(inventory: str, limit: str | None) -> AuditResult:
+    """The audit `rocmprov apply` runs on the same hosts after a real apply."""
+    from rocmprov.fleet_audit import audit_inventory
+
+    parser = argparse.ArgumentParser(add_help=False)
+    add_arguments(parser)
+    args = parser.parse_args([inventory, *(["--limit", limit] if limit else [])])
+    return audit_inventory(args, {})
 
 
 def _render(result, args: argparse.Namespace) -> None:

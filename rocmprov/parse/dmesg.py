@@ -17,6 +17,7 @@ _PREFIXES = (
     re.compile(r"^<\d+>"),  # dmesg -r / kmsg priority
     re.compile(r"^\[\s*\d+\.\d+\]\s?"),  # dmesg timestamp
 )
+_MAX_LINE = 2048  # kernel log lines are under 1024 characters; longer is not a kernel line
 _DEVICE = re.compile(rf"^(?P<drv>amdgpu|pci|kfd kfd)\s+(?P<bdf>{_BDF})?:?\s")
 
 
@@ -51,7 +52,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("fatal_gpu_init", r"Fatal error during GPU init"),
         ("atombios_stuck", r"atombios stuck"),
         ("gpu_post_error", r"gpu post error"),
-        ("not_supported_in_kfd", r"(\S+)\s+not supported in kfd"),
+        ("not_supported_in_kfd", r"(\w{1,32})\s{1,8}not supported in kfd"),
         (
             "bar_resize_failed",
             r"Not enough PCI address space for a large BAR"
@@ -61,14 +62,14 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("ring_timeout", r"ring (\S+) timeout"),
         ("ring_reset_failed", r"Ring (\S+) reset failed"),
         ("ring_test_failed", r"ring (\S+) test failed"),
-        ("fence_timeout", r"Waiting for fences timed out|fence wait.*timed out"),
+        ("fence_timeout", r"Waiting for fences timed out|fence wait.{0,200}timed out"),
         ("gpu_reset", r"GPU reset begin"),
         ("mode1_reset", r"\bMODE1 reset\b"),
         ("mode2_reset", r"\bMODE2 reset\b"),
         ("mes_failed", r"MES failed to respon"),
         ("vram_lost", r"VRAM is lost"),
-        ("ras_uncorrectable", r"uncorrectable hardware error|\bUE\b.*ras|uncorrectable error"),
-        ("ras_correctable_xgmi_wafl", r"correctable hardware errors? detected.*xgmi_wafl"),
+        ("ras_uncorrectable", r"uncorrectable hardware error|\buncorrectable error"),
+        ("ras_correctable_xgmi_wafl", r"correctable hardware errors? detected.{0,200}xgmi_wafl"),
         ("hardware_error_aca", r"\[Hardware Error\]"),
         ("cp_unrecoverable_preemption_failed", r"unrecoverable state due to an unsuccessful"),
         ("failed_to_restore_process_queues", r"Failed to restore process queues"),
@@ -95,7 +96,7 @@ def parse_dmesg(text: str) -> Dmesg:
     for raw in text.splitlines():
         if fmt == "dmesg" and (m := _PREFIXES[0].match(raw) or _PREFIXES[1].match(raw)):
             fmt = "syslog" if _PREFIXES[3].match(raw[m.end() :]) else "journalctl"
-        line = strip_prefix(raw).strip()
+        line = strip_prefix(raw[:_MAX_LINE]).strip()
         if not line:
             continue
         dev = _DEVICE.match(line)

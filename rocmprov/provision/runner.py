@@ -36,6 +36,8 @@ PLAYBOOK = "site.yml"
 # Connection speed-ups, also in playbooks/ansible.cfg (read because the run's working
 # directory is the playbooks directory); set here too so a user's ANSIBLE_CONFIG cannot drop them.
 BASE_ENV: dict[str, str] = {
+    # ansible-runner turns host key checking OFF unless this is set: keep it on, always.
+    "ANSIBLE_HOST_KEY_CHECKING": "True",
     "ANSIBLE_PIPELINING": "True",
     "ANSIBLE_SSH_ARGS": "-o ControlMaster=auto -o ControlPersist=60s -o ServerAliveInterval=15",
     "ANSIBLE_RETRY_FILES_ENABLED": "False",
