@@ -7,7 +7,7 @@ OUTDIR/
   rocm/apt/<version>/dists/<suite>/{Release,InRelease,Release.gpg,main/binary-amd64/Packages}
   rocm/apt/<version>/pool/main/...               rocm-dev -> rocminfo, hip-runtime-amd, rocm-core
   amdgpu/<version>/ubuntu/dists/<suite>/...      amdgpu-dkms, linux-headers-<kernel> (dummies)
-  wheels/torch-2.8.0+rocm6.4-py3-none-any.whl    a fake torch that reports torch.version.hip
+  wheels/torch-2.9.1+rocm6.4-py3-none-any.whl    a fake torch that reports torch.version.hip
 
 Release files carry "Origin: repo.radeon.com" so the apt pin of the role applies. Packages are
 dummies (a script each), versioned like AMD's (1.0.0.60401-1~22.04). Needs gpg, dpkg-deb and
@@ -133,7 +133,7 @@ def make_key(gnupghome: Path) -> str:
     return sh(["gpg", "--batch", "--armor", "--export"], env=env).stdout
 
 
-def fake_torch_wheel(out: Path, torch: str = "2.8.0+rocm6.4", hip: str = "6.4.43482") -> Path:
+def fake_torch_wheel(out: Path, torch: str = "2.9.1+rocm6.4", hip: str = "6.4.43482") -> Path:
     out.mkdir(parents=True, exist_ok=True)
     name = f"torch-{torch}-py3-none-any.whl"
     dist = f"torch-{torch}.dist-info"

@@ -215,7 +215,7 @@ def test_amd_source_with_key_deb822_pin_driver_and_torch(
     assert rc == 0, doc
     host = doc["hosts"][0]
     assert host["changed"] > 0
-    assert any("torch 2.8.0+rocm6.4 hip 6.4.43482" in n for n in host["notes"]), host
+    assert any("torch 2.9.1+rocm6.4 hip 6.4.43482" in n for n in host["notes"]), host
     assert any("reboot required" in n for n in host["notes"]), host
     r = clean_host.root
 
