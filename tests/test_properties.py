@@ -1,8 +1,8 @@
 """Property tests: every parser returns its types and never raises, on any text.
 
-Every parser gets 10,000 examples per run (one test feeds each example to all), drawn from: arbitrary unicode, very long text, random
-bytes decoded with errors='replace', and lines glued from real-format fragments (so the regexes
-are exercised past their first character).
+Every parser gets 10,000 examples per run (one test feeds each example to all), drawn from:
+arbitrary unicode, very long text, random bytes decoded with errors='replace', and lines glued
+from real-format fragments (so the regexes are exercised past their first character).
 """
 
 from __future__ import annotations

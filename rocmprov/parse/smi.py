@@ -79,6 +79,11 @@ def parse_rocm_smi(text: str) -> list[SmiGpu]:
     return sorted(gpus, key=lambda g: g.index)
 
 
+def _row(keys: list[str], row: str) -> dict[str, str]:
+    values = row.split(",")[1:]
+    return {k: values[i] for i, k in enumerate(keys) if i < len(values)}
+
+
 def _card_gpu(index: int, card: dict) -> SmiGpu:
     # "Card Model" holds the PCI device id (0x7408); the product name is in "Card Series"
     name = _first(card, ("Card Series", "Card series", "Device Name", "Marketing Name"))
@@ -103,9 +108,9 @@ def _rocm_smi_text(text: str) -> list[SmiGpu]:
     # CSV: "device,GPU use (%),...", then "card0,..."
     for i, line in enumerate(lines):
         if line.startswith("device,"):
-            keys = line.split(",")
+            keys = line.split(",")[1:]
             return [
-                _card_gpu(int(r.split(",")[0][4:]), dict(zip(keys[1:], r.split(",")[1:])))
+                _card_gpu(int(r.split(",")[0][4:]), _row(keys, r))
                 for r in lines[i + 1 :]
                 if re.match(r"card\d+,", r)
             ]
