@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench import (
     REPO,
+    RESULTS,
     Series,
     become_subreaper,
     exit_on_signals,
@@ -264,6 +265,9 @@ def main() -> int:
     )
     parser.add_argument("--workdir", help="scratch directory (default: a new temp dir)")
     parser.add_argument("--out", help="results directory (default benchmarks/results)")
+    parser.add_argument(
+        "--append", action="store_true", help="keep other sizes already in the results file"
+    )
     args = parser.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("benchmark: the lab needs root (sudo)")
@@ -280,8 +284,13 @@ def main() -> int:
         "skip_tags": SKIP_TAGS,
         "sizes": [],
     }
-    for n in [int(s) for s in args.sizes.split(",") if s.strip()]:
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    old = (out or RESULTS) / "reapply.json"
+    if args.append and old.is_file():
+        doc["sizes"] = [s for s in json.loads(old.read_text())["sizes"] if s["n"] not in sizes]
+    for n in sizes:
         doc["sizes"].append(bench_size(n, args.runs, not args.no_audit_variant, tmp))
+        doc["sizes"].sort(key=lambda s: s["n"])
         write_result("reapply", doc, out)
     print(render(doc))
     for size in doc["sizes"]:

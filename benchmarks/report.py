@@ -129,13 +129,11 @@ def reapply_section(doc: dict, targets: list[list[str]]) -> list[str]:
 def explain_section(text: str, targets: list[list[str]]) -> list[str]:
     m = re.search(r"median: ([\d.]+) MB/s", text)
     mbs = float(m.group(1)) if m else None
-    targets.append(
-        [
-            "explain matcher >= 50 MB/s",
-            f"{mbs} MB/s" if mbs else "-",
-            yes(mbs >= 50 if mbs else None),
-        ]
-    )
+    cpu = re.search(r"([\d.]+) MB/s of CPU time", text)
+    measured = f"{mbs} MB/s wall" if mbs else "-"
+    if cpu:
+        measured += f", {cpu.group(1)} MB/s of CPU time"
+    targets.append(["explain matcher >= 50 MB/s", measured, yes(mbs >= 50 if mbs else None)])
     return [
         "### explain (rocmprov.kb.matcher.match over the whole table)",
         "",
@@ -162,7 +160,9 @@ def startup_section(doc: dict, targets: list[list[str]]) -> list[str]:
         for name, r in res.items()
     ]
     med = res["rocmprov --help"]["median_s"]
-    targets.append(["`rocmprov --help` < 0.25 s", f"{med:.3f} s", yes(med < 0.25)])
+    cpu = res["rocmprov --help"].get("cpu_mean_s")
+    measured = f"{med:.3f} s wall" + (f", {cpu:.3f} s CPU" if cpu is not None else "")
+    targets.append(["`rocmprov --help` < 0.25 s", measured, yes(med < 0.25)])
     return [
         "### Start-up",
         "",

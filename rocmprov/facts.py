@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rocmprov.collect.bundle import Bundle, ProbeOutput
+from rocmprov.parse.apt import RepoConfig, parse_apt_rocm, parse_packages, upstream_version
 from rocmprov.parse.lspci import parse_lspci
 from rocmprov.parse.pci import PciDevice
 from rocmprov.parse.rocminfo import RocmInfo, parse_rocminfo
@@ -56,8 +57,12 @@ class HostFacts:
     dkms: tuple[DkmsModule, ...] | None = None
     secureboot: str | None = None
     numa_balancing: int | None = None
-    gpu_manager: str | None = None
+    gpu_manager: str | None = None  # is-enabled state; "no-systemd" when systemctl is absent
     torch: TorchInfo | None = None
+    repo: RepoConfig | None = None
+    packages: dict[str, str] | None = None  # installed package -> version
+    rocm_source: str = ""  # where the installed ROCm came from: amd | distro | ""
+    logs: dict[str, str] = field(default_factory=dict)  # raw text the explain table reads
 
     @property
     def amd_gpus(self) -> tuple[PciDevice, ...]:
@@ -84,6 +89,7 @@ class HostFacts:
             "gpu_manager": self.gpu_manager,
             "numa_balancing": self.numa_balancing,
             "torch": self.torch.version if self.torch else None,
+            "rocm_source": self.rocm_source or None,
         }
 
 
@@ -101,7 +107,8 @@ def build_facts(bundle: Bundle) -> HostFacts:
     text = _ok(g("os-release"))
     uname = _ok(g("uname"))
     cmd = _ok(g("cmdline"))
-    rocm = g("rocm-version")
+    packages = _parsed(g("packages"), parse_packages)
+    rocm_version, rocm_source = _rocm(g("rocm-version"), packages)
     return HostFacts(
         host=bundle.host,
         probe_status=status,
@@ -115,13 +122,8 @@ def build_facts(bundle: Bundle) -> HostFacts:
         amdgpu_initstate=_initstate(g("amdgpu-initstate")),
         devnodes=_devnodes(g("kfd")),
         groups=_parsed(g("groups"), parse_groups),
-        rocm_version=(
-            None
-            if rocm is None
-            else ""
-            if rocm.status == "missing"
-            else parse_version_file(rocm.stdout)
-        ),
+        rocm_version=rocm_version,
+        rocm_source=rocm_source,
         rocminfo=_rocminfo(g("rocminfo")),
         smi_gpus=_smi(g("amd-smi-static"), g("rocm-smi")),
         dmesg=_ok(g("dmesg")),
@@ -130,9 +132,48 @@ def build_facts(bundle: Bundle) -> HostFacts:
         else (() if g("dkms") and g("dkms").status == "missing" else None),
         secureboot=_parsed(g("secureboot"), parse_secureboot),
         numa_balancing=_parsed(g("numa-balancing"), parse_int),
-        gpu_manager=_parsed(g("gpu-manager"), parse_unit_state),
+        gpu_manager=_gpu_manager(g("gpu-manager")),
         torch=_torch(g("torch")),
+        repo=_parsed(g("apt-rocm"), parse_apt_rocm),
+        packages=packages,
+        logs=_logs(bundle),
     )
+
+
+# ROCm's own packages name the release: AMD's rocm-core, or the distribution's HIP runtime
+_ROCM_PACKAGES = (("rocm-core", "amd"), ("hip-runtime-amd", "amd"), ("libamdhip64-5", "distro"),
+                  ("libamdhip64-6", "distro"), ("hip-runtime", "distro"))
+
+
+def _rocm(out: ProbeOutput | None, packages: dict[str, str] | None) -> tuple[str | None, str]:
+    """/opt/rocm/.info/version, else the version of ROCm's own packages ("" = not installed)."""
+    for name, source in _ROCM_PACKAGES:
+        if packages and name in packages:
+            found = upstream_version(packages[name])
+            if out is not None and out.status == "ok" and parse_version_file(out.stdout):
+                return parse_version_file(out.stdout), source
+            return found, source
+    if out is None:
+        return (None, "") if packages is None else ("", "")
+    if out.status == "ok":
+        return parse_version_file(out.stdout), "amd"
+    return ("", "") if out.status == "missing" else (None, "")
+
+
+def _gpu_manager(out: ProbeOutput | None) -> str | None:
+    if out is not None and "systemctl: not found" in out.stdout + out.stderr:
+        return "no-systemd"
+    return _parsed(out, parse_unit_state)
+
+
+def _logs(bundle: Bundle) -> dict[str, str]:
+    """Raw text of the probes whose errors the troubleshooting table knows."""
+    logs = {}
+    for pid in ("dmesg", "rocminfo", "dkms", "torch"):
+        out = bundle.get(pid)
+        if out is not None and out.status != "missing":
+            logs[pid] = out.stdout + ("\n" + out.stderr if out.stderr else "")
+    return logs
 
 
 def _parsed(out: ProbeOutput | None, parser: Any) -> Any:

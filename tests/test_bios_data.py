@@ -56,7 +56,9 @@ def test_bios_rows_are_sourced(data: dict[str, Any], fid: str) -> None:
     for row in rows:
         for field in ("vendor", "menu", "value"):
             assert isinstance(row.get(field), str) and row[field].strip(), f"{fid}: {row}"
-        assert _https(row.get("source")), f"{fid}: {row['vendor']} {row['menu']} has no https source"
+        assert _https(row.get("source")), (
+            f"{fid}: {row['vendor']} {row['menu']} has no https source"
+        )
         # a row's source is also listed with the entry's sources
         assert row["source"] in data[fid]["sources"], f"{fid}: {row['source']} not in sources"
         assert row.get("confidence") in (None, "community", "later-version")
@@ -77,7 +79,9 @@ def test_prove_commands(data: dict[str, Any], fid: str) -> None:
     for cmd in prove:
         assert isinstance(cmd, str) and cmd.strip()
         names = set(BRACED.findall(cmd))
-        assert names <= PLACEHOLDERS, f"{fid}: unknown placeholder(s) {names - PLACEHOLDERS} in {cmd!r}"
+        assert names <= PLACEHOLDERS, (
+            f"{fid}: unknown placeholder(s) {names - PLACEHOLDERS} in {cmd!r}"
+        )
         # no stray braces outside the placeholders (rocmprov fills them with str.format)
         assert "{" not in BRACED.sub("", cmd) and "}" not in BRACED.sub("", cmd), cmd
         cmd.format(bdf="0000:c3:00.0", upstream="0000:c1:00.0")
@@ -94,7 +98,9 @@ def test_bar_fix_enables_above_4g(data: dict[str, Any]) -> None:
     rows = data["pcie.bar"]["bios"]
     above = [r for r in rows if "Above 4G" in r["menu"]]
     assert above and all(r["value"].startswith("Enabled") for r in above)
-    assert not any("disable" in s.lower() and "above 4g" in s.lower() for s in data["pcie.bar"]["steps"])
+    assert not any(
+        "disable" in s.lower() and "above 4g" in s.lower() for s in data["pcie.bar"]["steps"]
+    )
 
 
 def test_instinct_recommended(data: dict[str, Any]) -> None:

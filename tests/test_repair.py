@@ -23,8 +23,9 @@ def _report(host: str, *findings: Finding) -> HostReport:
 
 
 def test_every_remedy_names_a_real_tag_or_checklist_entry() -> None:
-    site = yaml.safe_load((Path(__file__).resolve().parent.parent / "playbooks" / "site.yml")
-                          .read_text())
+    site = yaml.safe_load(
+        (Path(__file__).resolve().parent.parent / "playbooks" / "site.yml").read_text()
+    )
     tags = {t for play in site for role in play["roles"] for t in role.get("tags", [])}
     for check, remedy in remedies()["software"].items():
         assert set(remedy["tags"]) <= tags, check
@@ -33,38 +34,54 @@ def test_every_remedy_names_a_real_tag_or_checklist_entry() -> None:
 
 
 def test_plan_maps_findings_to_tags_and_hardware_to_a_checklist() -> None:
-    before = AuditResult((
-        _report("a",
+    before = AuditResult(
+        (
+            _report(
+                "a",
                 Finding("user.groups", Severity.CRITICAL, "bob not in render", subject="bob"),
                 Finding("repo.pin", Severity.WARNING, "pin at 500"),
                 Finding("pcie.bar", Severity.CRITICAL, "VRAM BAR 256M", subject="0000:03:00.0"),
-                Finding("kernel.numa_balancing", Severity.OK, "off")),
-        _report("b", Finding("service.gpu-manager", Severity.OK, "masked")),
-        HostReport("c", failure="timeout", message="no answer"),
-    ))
+                Finding("kernel.numa_balancing", Severity.OK, "off"),
+            ),
+            _report("b", Finding("service.gpu-manager", Severity.OK, "masked")),
+            HostReport("c", failure="timeout", message="no answer"),
+        )
+    )
     p = plan(before)
     assert p.hosts == ("a",)
     assert p.tags["a"] == ("repo", "users")
     (step,) = p.human
     assert step.finding.check == "pcie.bar"
     assert any("0000:03:00.0" in cmd for cmd in step.prove)
-    assert any("Above 4G" in row.get("menu", "") + row.get("setting", "")
-               for row in step.bios) or "Above 4G" in step.title
+    assert (
+        any("Above 4G" in row.get("menu", "") + row.get("setting", "") for row in step.bios)
+        or "Above 4G" in step.title
+    )
 
 
 def test_outcomes_fixed_still_broken_and_human() -> None:
-    bad = [Finding("user.groups", Severity.CRITICAL, "bob not in render", subject="bob"),
-           Finding("repo.pin", Severity.WARNING, "pin at 500"),
-           Finding("pcie.link.width", Severity.CRITICAL, "x8", subject="0000:03:00.0")]
+    bad = [
+        Finding("user.groups", Severity.CRITICAL, "bob not in render", subject="bob"),
+        Finding("repo.pin", Severity.WARNING, "pin at 500"),
+        Finding("pcie.link.width", Severity.CRITICAL, "x8", subject="0000:03:00.0"),
+    ]
     before = AuditResult((_report("a", *bad),))
-    after = AuditResult((_report("a",
-                                 Finding("user.groups", Severity.OK, "bob in render",
-                                         subject="bob"),
-                                 Finding("repo.pin", Severity.WARNING, "pin at 500"),
-                                 bad[2]),))
+    after = AuditResult(
+        (
+            _report(
+                "a",
+                Finding("user.groups", Severity.OK, "bob in render", subject="bob"),
+                Finding("repo.pin", Severity.WARNING, "pin at 500"),
+                bad[2],
+            ),
+        )
+    )
     states = {o.check: o.state for o in outcomes(before, after, plan(before))}
-    assert states == {"user.groups": "fixed", "repo.pin": "still broken",
-                      "pcie.link.width": "needs a human"}
+    assert states == {
+        "user.groups": "fixed",
+        "repo.pin": "still broken",
+        "pcie.link.width": "needs a human",
+    }
 
 
 # --- on the lab: one legacy host, five breakages, one repair -----------------------------
@@ -85,20 +102,24 @@ def _break(lab: Lab, host: LabHost, url: str, repo: Path) -> None:
     (root / "etc/apt/keyrings/rocm.asc").write_text(key)
     (root / "etc/apt/sources.list.d/rocm.sources").write_text(
         f"Types: deb\nURIs: {url}/rocm/apt/6.4.1\nSuites: jammy\nComponents: main\n"
-        "Architectures: amd64\nSigned-By: /etc/apt/keyrings/rocm.asc\n")
+        "Architectures: amd64\nSigned-By: /etc/apt/keyrings/rocm.asc\n"
+    )
     # wrong apt pin
     (root / "etc/apt/preferences.d/rocmprov-radeon-pin").write_text(
-        "Package: *\nPin: release o=repo.radeon.com\nPin-Priority: 400\n")
+        "Package: *\nPin: release o=repo.radeon.com\nPin-Priority: 400\n"
+    )
     sh = ["sh", "-c"]
     # stale key: a second copy where the apt-key era put it (trusted for every repository)
-    lab.exec(host, [*sh, "gpg --dearmor < /etc/apt/keyrings/rocm.asc > "
-                         "/etc/apt/trusted.gpg.d/rocm.gpg"])
+    lab.exec(
+        host, [*sh, "gpg --dearmor < /etc/apt/keyrings/rocm.asc > /etc/apt/trusted.gpg.d/rocm.gpg"]
+    )
     # a GPU user without render/video
     lab.exec(host, ["useradd", "-m", "gpuuser"])
     # gpu-manager unit exists and is enabled (as on Ubuntu)
     (root / "etc/systemd/system/gpu-manager.service").write_text(
         "[Unit]\nDescription=stand-in for Ubuntu's gpu-manager\n[Service]\nType=oneshot\n"
-        "ExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n")
+        "ExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n"
+    )
     lab.exec(host, ["systemctl", "daemon-reload"])
     lab.exec(host, ["systemctl", "enable", "gpu-manager.service"])
     # ROCm package removed: rocm-dev is not installed (nothing of ROCm is)
@@ -106,11 +127,14 @@ def _break(lab: Lab, host: LabHost, url: str, repo: Path) -> None:
 
 def _inventory(lab: Lab, host: LabHost, url: str, tmp: Path) -> Path:
     text = lab.inventory.read_text()
-    group_vars = text[text.index("[lab:vars]"):]
+    group_vars = text[text.index("[lab:vars]") :]
     host_vars = {
-        "rocmprov_repo_source": "amd", "rocmprov_repo_base_url": url,
-        "rocmprov_rocm_version": "6.4.1", "rocmprov_gpu_users": ["gpuuser"],
-        "rocmprov_gpu_user": "gpuuser", "rocmprov_torch_enabled": False,
+        "rocmprov_repo_source": "amd",
+        "rocmprov_repo_base_url": url,
+        "rocmprov_rocm_version": "6.4.1",
+        "rocmprov_gpu_users": ["gpuuser"],
+        "rocmprov_gpu_user": "gpuuser",
+        "rocmprov_torch_enabled": False,
         "rocmprov_firmware_refresh": False,
     }
     (tmp / "host_vars").mkdir()
@@ -131,18 +155,32 @@ def test_legacy_host_broken_five_ways_is_repaired_in_one_run(
     _break(lab, clean_host, url, repo)
     inv = _inventory(lab, clean_host, url, tmp_path)
     before = json.loads(rocmprov("audit", str(inv), "--format", "json").stdout)
-    bad = {f["check"] for f in before["hosts"][0]["findings"]
-           if f["severity"] in ("warning", "critical")}
-    assert BROKEN <= bad, before["hosts"][0]["findings"]
+    bad = {
+        f["check"]
+        for f in before["hosts"][0]["findings"]
+        if f["severity"] in ("warning", "critical")
+    }
+    assert bad >= BROKEN, before["hosts"][0]["findings"]
 
-    plan_run = rocmprov("repair", str(inv), "--check", "--format", "json",
-                        env={"XDG_STATE_HOME": str(tmp_path / "state")})
+    plan_run = rocmprov(
+        "repair",
+        str(inv),
+        "--check",
+        "--format",
+        "json",
+        env={"XDG_STATE_HOME": str(tmp_path / "state")},
+    )
     planned = json.loads(plan_run.stdout)
     assert planned["apply"] is None  # --check stops at the plan
-    assert set(planned["plan"]["tags"][clean_host.name]) == {"gpu_manager", "packages", "repo",
-                                                             "users"}
-    run = rocmprov("repair", str(inv), "--format", "json",
-                   env={"XDG_STATE_HOME": str(tmp_path / "state")})
+    assert set(planned["plan"]["tags"][clean_host.name]) == {
+        "gpu_manager",
+        "packages",
+        "repo",
+        "users",
+    }
+    run = rocmprov(
+        "repair", str(inv), "--format", "json", env={"XDG_STATE_HOME": str(tmp_path / "state")}
+    )
     doc = json.loads(run.stdout)
     assert doc["schema"] == "rocmprov.repair/1"
     assert doc["apply"]["status"] == "successful", doc["apply"]
@@ -158,5 +196,9 @@ def test_legacy_host_broken_five_ways_is_repaired_in_one_run(
     for f in after["hosts"][0]["findings"]:
         if f["check"] in BROKEN:
             assert f["severity"] == "ok", f
-    assert "masked" in lab.exec(clean_host, ["systemctl", "is-enabled", "gpu-manager.service"],
-                                check=False).stdout
+    assert (
+        "masked"
+        in lab.exec(
+            clean_host, ["systemctl", "is-enabled", "gpu-manager.service"], check=False
+        ).stdout
+    )

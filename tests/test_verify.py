@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -26,13 +25,18 @@ TORCH_CACHE = Path("/var/cache/rocmprov-lab/torch-2.13.0-cpu-site")
 def _smoke_json_from_recorded(host: dict) -> str:
     """Turn a recorded rocmprov.verify/1 host back into the smoke script's own output line."""
     backend = host["backend"]
-    return json.dumps({
-        "python": "3.12.3", "torch": host["torch"],
-        "hip": backend[4:] if backend.startswith("HIP ") else None,
-        "cuda": backend[5:] if backend.startswith("CUDA ") else None,
-        "results": [{k: r[k] for k in ("test", "status", "seconds", "detail", "error")}
-                    for r in host["results"]],
-    })
+    return json.dumps(
+        {
+            "python": "3.12.3",
+            "torch": host["torch"],
+            "hip": backend[4:] if backend.startswith("HIP ") else None,
+            "cuda": backend[5:] if backend.startswith("CUDA ") else None,
+            "results": [
+                {k: r[k] for k in ("test", "status", "seconds", "detail", "error")}
+                for r in host["results"]
+            ],
+        }
+    )
 
 
 def test_recorded_h200_run_parses_to_all_passed() -> None:
@@ -54,11 +58,29 @@ def test_script_that_did_not_run_is_an_error_with_its_last_line() -> None:
 
 
 def test_failed_test_is_critical_and_named() -> None:
-    out = json.dumps({"torch": "2.4.1+rocm6.1", "hip": "6.1.40091", "cuda": None, "results": [
-        {"test": "devices", "status": "pass", "seconds": 0.1, "detail": "1 device(s)", "error": ""},
-        {"test": "matmul", "status": "fail", "seconds": 0.2,
-         "detail": "RuntimeError: HIP error: invalid device function", "error": "Traceback"},
-    ]})
+    out = json.dumps(
+        {
+            "torch": "2.4.1+rocm6.1",
+            "hip": "6.1.40091",
+            "cuda": None,
+            "results": [
+                {
+                    "test": "devices",
+                    "status": "pass",
+                    "seconds": 0.1,
+                    "detail": "1 device(s)",
+                    "error": "",
+                },
+                {
+                    "test": "matmul",
+                    "status": "fail",
+                    "seconds": 0.2,
+                    "detail": "RuntimeError: HIP error: invalid device function",
+                    "error": "Traceback",
+                },
+            ],
+        }
+    )
     report = parse_smoke("h", "python3", 0, out, "")
     assert report.backend == "HIP 6.1.40091"
     assert report.severity is Severity.CRITICAL
@@ -91,8 +113,21 @@ def _torch_site() -> Path:
         pytest.skip(f"no CPU torch wheel at {TORCH_WHEEL}")
     tmp = TORCH_CACHE.with_suffix(".partial")
     shutil.rmtree(tmp, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-compile", "--target",
-                    str(tmp), str(TORCH_WHEEL)], check=True, timeout=900)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-compile",
+            "--target",
+            str(tmp),
+            str(TORCH_WHEEL),
+        ],
+        check=True,
+        timeout=900,
+    )
     tmp.rename(TORCH_CACHE)
     return TORCH_CACHE
 
@@ -121,8 +156,16 @@ def test_lab_hosts_without_torch_report_it(lab: Lab) -> None:
 @pytest.mark.lab
 def test_lab_host_with_cpu_torch_says_no_gpu(lab: Lab, clean_host: LabHost) -> None:
     python = _with_cpu_torch(lab, clean_host)
-    run = rocmprov("verify", str(lab.inventory), "--limit", clean_host.name,
-                   "--python", python, "--format", "json")
+    run = rocmprov(
+        "verify",
+        str(lab.inventory),
+        "--limit",
+        clean_host.name,
+        "--python",
+        python,
+        "--format",
+        "json",
+    )
     doc = json.loads(run.stdout)
     (host,) = doc["hosts"]
     assert host["torch"] == "2.13.0+cpu"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rocmprov.checks import dmesg, driver, gpu, pcie, software, system
+from rocmprov.checks import dmesg, driver, gpu, logs, pcie, repo, software, system
 from rocmprov.checks.policy import Policy
 from rocmprov.facts import HostFacts
 from rocmprov.model import Finding, Severity
@@ -29,6 +29,9 @@ CHECKS: tuple[Check, ...] = (
     system.check_gpu_manager,
     software.check_rocm,
     software.check_torch,
+    repo.check_repo,
+    repo.check_packages,
+    logs.check_logs,
 )
 
 
@@ -48,4 +51,4 @@ def run_checks(facts: HostFacts, policy: Policy | None = None) -> tuple[Finding,
                     f"check failed on these facts: {type(exc).__name__}: {exc}",
                 )
             )
-    return tuple(findings)
+    return tuple(logs.merge_dmesg(findings))

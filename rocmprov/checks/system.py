@@ -106,7 +106,7 @@ def check_gpu_manager(facts: HostFacts, policy: Policy) -> list[Finding]:
     state = facts.gpu_manager
     if state is None:
         return [Finding("service.gpu-manager", UNKNOWN, "gpu-manager state not collected")]
-    if state in ("not-found", ""):
+    if state in ("not-found", "no-systemd", ""):
         return [
             Finding(
                 "service.gpu-manager", OK, "no gpu-manager unit (nothing to do)", actual="not-found"
