@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import NoReturn
 
@@ -66,3 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except BrokenPipeError:
         return Exit.OK
+    except Exception as exc:  # a bug: one line for the user, the traceback only on request
+        if os.environ.get("ROCMPROV_DEBUG"):
+            raise
+        print(f"rocmprov: internal error: {type(exc).__name__}: {exc} "
+              "(rerun with ROCMPROV_DEBUG=1 for the traceback)", file=sys.stderr)
+        return Exit.UNKNOWN

@@ -115,8 +115,8 @@ def _break(lab: Lab, host: LabHost, url: str, repo: Path) -> None:
     )
     # a GPU user without render/video
     lab.exec(host, ["useradd", "-m", "gpuuser"])
-    # gpu-manager unit exists and is enabled (as on Ubuntu)
-    (root / "etc/systemd/system/gpu-manager.service").write_text(
+    # gpu-manager unit exists and is enabled (where Ubuntu's package puts it)
+    (root / "usr/lib/systemd/system/gpu-manager.service").write_text(
         "[Unit]\nDescription=stand-in for Ubuntu's gpu-manager\n[Service]\nType=oneshot\n"
         "ExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n"
     )
@@ -170,6 +170,7 @@ def test_legacy_host_broken_five_ways_is_repaired_in_one_run(
         "json",
         env={"XDG_STATE_HOME": str(tmp_path / "state")},
     )
+    assert plan_run.stdout, plan_run.stderr
     planned = json.loads(plan_run.stdout)
     assert planned["apply"] is None  # --check stops at the plan
     assert set(planned["plan"]["tags"][clean_host.name]) == {
@@ -181,9 +182,10 @@ def test_legacy_host_broken_five_ways_is_repaired_in_one_run(
     run = rocmprov(
         "repair", str(inv), "--format", "json", env={"XDG_STATE_HOME": str(tmp_path / "state")}
     )
+    assert run.stdout, run.stderr
     doc = json.loads(run.stdout)
     assert doc["schema"] == "rocmprov.repair/1"
-    assert doc["apply"]["status"] == "successful", doc["apply"]
+    assert doc["apply"]["status"] == "successful", json.dumps(doc["apply"]["hosts"])
     states = {o["check"]: o["state"] for o in doc["outcomes"]}
     for check in BROKEN:
         assert states[check] == "fixed", (check, doc["outcomes"])

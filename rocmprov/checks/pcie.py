@@ -8,6 +8,8 @@ a lost width is CRITICAL.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped
 from rocmprov.checks.policy import Policy
 from rocmprov.facts import HostFacts
@@ -60,17 +62,42 @@ def _link(facts: HostFacts, gpu: PciDevice, policy: Policy) -> list[Finding]:
         why = "link not readable" + (": lspci capabilities need root" if denied else "")
         fix = "run the audit as root (or with --become)" if denied else ""
         return [Finding("pcie.link", UNKNOWN, why, actual="unreadable", fix=fix, subject=subject)]
-    cap = port.link_cap
+    card = port.link_cap  # what the card (its upstream port) can do
     parent = facts.device(port.parent) if port.parent else None
-    caps_speed = [s for s in (cap.speed_gts, parent and parent.link_cap.speed_gts) if s]
-    caps_width = [w for w in (cap.width, parent and parent.link_cap.width) if w]
-    max_speed = min(caps_speed) if caps_speed else None
-    max_width = min(caps_width) if caps_width else None
+    slot_width = parent.link_cap.width if parent else None
+    # the slot's real top speed: LnkCap2 (lspci) or sysfs max (already from LnkCap2); a
+    # LnkCap below it means the BIOS capped the slot
+    slot_speed = (parent.supported_speed or parent.link_cap.speed_gts) if parent else None
+    capped = bool(parent and parent.supported_speed and parent.link_cap.speed_gts
+                  and parent.link_cap.speed_gts < parent.supported_speed)
+    max_speed = _lower(card.speed_gts, slot_speed)
+    max_width = _lower(card.width, slot_width)
     if policy.expected_pcie_width:
         max_width = policy.expected_pcie_width
-    out = [_width(sta.width, max_width, subject, gpu.bdf)]
-    out.append(_speed(sta.speed_gts, max_speed, policy.expected_pcie_gen, subject, gpu.bdf))
+    out = [_width(sta.width, max_width, subject, port.bdf)]
+    if (not policy.expected_pcie_width and card.width and slot_width and slot_width < card.width
+            and out[0].severity is OK):
+        out[0] = Finding(
+            "pcie.link.width",
+            WARNING,
+            f"x{card.width} card in a x{slot_width} slot",
+            actual=f"x{sta.width}",
+            expected=f"x{card.width}",
+            fix="move the card to a full-width slot (or check the riser/bifurcation setting)",
+            ref=REF_TUNING,
+            subject=subject,
+        )
+    speed = _speed(sta.speed_gts, max_speed, policy.expected_pcie_gen, subject, port.bdf)
+    if capped and speed.severity is WARNING and parent is not None:
+        speed = replace(speed, summary=f"{speed.summary}; the slot ({parent.bdf}) is capped at "
+                        f"{parent.link_cap.speed_gts:g} GT/s by the BIOS")
+    out.append(speed)
     return out
+
+
+def _lower(a: float | None, b: float | None) -> float | None:
+    values = [v for v in (a, b) if v]
+    return min(values) if values else None
 
 
 def _width(width: int | None, max_width: int | None, subject: str, bdf: str) -> Finding:

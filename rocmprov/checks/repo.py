@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rocmprov.checks.base import CRITICAL, OK, UNKNOWN, WARNING
 from rocmprov.checks.policy import Policy
 from rocmprov.expected import amd_packages, distro_packages
@@ -18,11 +20,19 @@ PIN_PRIORITY = 600
 FIX_REPO = "rocmprov apply INVENTORY --tags repo"
 
 
+_AMD_LAYOUT = re.compile(r"/rocm/(?:apt|el\d|rhel\d|zyp)/|/amdgpu/\d")
+
+
+def is_amd_source(text: str) -> bool:
+    """repo.radeon.com, or a mirror of it (air-gapped sites keep AMD's directory layout)."""
+    return AMD_ORIGIN in text or bool(_AMD_LAYOUT.search(text))
+
+
 def check_repo(facts: HostFacts, policy: Policy) -> list[Finding]:
     repo = facts.repo
     if repo is None:
         return [Finding("repo.sources", UNKNOWN, "package sources not collected")]
-    amd_sources = {p: t for p, t in repo.sources.items() if AMD_ORIGIN in t}
+    amd_sources = {p: t for p, t in repo.sources.items() if is_amd_source(t)}
     out: list[Finding] = []
     legacy = sorted(p for p in amd_sources if p.endswith(".list"))
     if legacy:
@@ -169,7 +179,7 @@ def check_packages(facts: HostFacts, policy: Policy) -> list[Finding]:
 
 def _infer_source(facts: HostFacts) -> str:
     repo = facts.repo
-    if repo is not None and any(AMD_ORIGIN in t for t in repo.sources.values()):
+    if repo is not None and any(is_amd_source(t) for t in repo.sources.values()):
         return "amd"
     pkgs = facts.packages or {}
     if "rocm-core" in pkgs:

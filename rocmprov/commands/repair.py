@@ -74,7 +74,7 @@ def _extra(args: argparse.Namespace) -> dict:
 
 def _apply(args: argparse.Namespace, p: Plan, cli_vars: dict) -> ApplyResult:
     from rocmprov.provision.progress import progress_for
-    from rocmprov.provision.runner import ApplyOptions, run_apply, sigint_as_flag
+    from rocmprov.provision.runner import ApplyOptions, run_apply
 
     opts = ApplyOptions(
         inventory=str(args.inventory),
@@ -88,8 +88,12 @@ def _apply(args: argparse.Namespace, p: Plan, cli_vars: dict) -> ApplyResult:
         f"rocmprov: repairing {', '.join(p.hosts)} with --tags {','.join(p.all_tags)}",
         file=sys.stderr,
     )
-    with sigint_as_flag() as cancel, progress_for(sys.stderr, quiet=args.format == "json") as pr:
-        result = run_apply(opts, on_event=pr, cancel=cancel)
+    progress = progress_for(sys.stderr, quiet=args.format == "json")
+    if progress is None:
+        result = run_apply(opts)
+    else:
+        with progress:
+            result = run_apply(opts, on_event=progress)
     if result.status == "canceled":
         raise KeyboardInterrupt
     return result

@@ -20,11 +20,15 @@ _HEADER = re.compile(
 )
 _IDS = re.compile(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
 _MEM = re.compile(
-    r"^\s*(?:Region (?P<idx>\d+): )?Memory at \S+ \((?P<bits>32|64)-bit, "
+    r"^\s*(?:Region (?P<idx>\d+): )?(?:\[(?:disabled|virtual)\] )?"
+    r"Memory at \S+ \((?P<bits>32|64)-bit, "
     r"(?P<pf>non-prefetchable|prefetchable)\)(?: \[(?:disabled|virtual)\])* "
     r"\[size=(?P<size>\d+)(?P<unit>[KMGT]?)\]"
 )
 _LNK = re.compile(r"^\s*(?P<kind>LnkCap|LnkSta):\s*(?P<body>.*)$")
+# "LnkCap2: Supported Link Speeds: 2.5-8GT/s": what the port can do, whatever LnkCap (which
+# the BIOS may have capped) says
+_LNKCAP2 = re.compile(r"^\s*LnkCap2:\s*Supported Link Speeds:\s*([\d.]+)(?:-([\d.]+))?GT/s")
 _BUS = re.compile(r"^\s*Bus: primary=([0-9a-fA-F]{2}), secondary=([0-9a-fA-F]{2})")
 _DRIVER = re.compile(r"^\s*Kernel driver in use:\s*(\S+)")
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -115,6 +119,7 @@ def _build(
         name=name,
         link_cap=fields.get("LnkCap", Link()),
         link_sta=fields.get("LnkSta", Link()),
+        supported_speed=fields.get("supported_speed"),
         downgraded=fields["downgraded"],
         caps_denied=fields["caps_denied"],
         bars=tuple(fields["bars"]),
@@ -146,6 +151,8 @@ def _read_line(line: str, fields: dict) -> None:
         )
         if m.group("kind") == "LnkSta" and "downgraded" in body:
             fields["downgraded"] = True
+    elif m := _LNKCAP2.match(line):
+        fields["supported_speed"] = float(m.group(2) or m.group(1))
     elif m := _BUS.match(line):
         fields["secondary"] = m.group(2).lower()
     elif m := _DRIVER.match(line):

@@ -37,6 +37,7 @@ class PciDevice:
     parent: str = ""
     link_cap: Link = field(default_factory=Link)
     link_sta: Link = field(default_factory=Link)
+    supported_speed: float | None = None  # LnkCap2's top speed (lspci); sysfs max already is
     downgraded: bool = False
     caps_denied: bool = False
     bars: tuple[Bar, ...] = ()
