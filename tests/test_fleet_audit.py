@@ -116,3 +116,65 @@ def test_collect_inventory_writes_a_bundle_per_host(lab: Lab, tmp_path: Path) ->
         rocmprov("audit", "--bundle", str(tmp_path / "b" / dirs[0]), "--format", "json").stdout
     )
     assert again["hosts"][0]["facts"]["os"] == "debian 12"
+
+
+def test_hosts_reachable_only_through_a_jump_host_are_audited(lab: Lab, tmp_path: Path) -> None:
+    import subprocess
+
+    jump, targets = lab.hosts[0], lab.hosts[1:3]
+    table = "rocmprov_test_jump"
+    rules = (
+        f"table inet {table} {{\n chain input {{\n"
+        "  type filter hook input priority 0; policy accept;\n"
+        f"  ip saddr {lab.gateway} tcp dport 22 drop\n }}\n}}\n"
+    )
+    config = tmp_path / "ssh_config"
+    lines = [
+        f"Host bastion\n  HostName {jump.address}\n  User root\n  IdentityFile {lab.key_file}\n"
+    ]
+    lines += [
+        f"Host {t.name}\n  HostName {t.address}\n  User root\n"
+        f"  IdentityFile {lab.key_file}\n  ProxyJump bastion\n"
+        for t in targets
+    ]
+    config.write_text("\n".join(lines))
+    inventory = tmp_path / "inventory.ini"
+    inventory.write_text("[behind]\n" + "\n".join(t.name for t in targets) + "\n")
+    for t in targets:  # the controller (the bridge address) can no longer reach them
+        subprocess.run(
+            ["ip", "netns", "exec", t.netns, "nft", "-f", "-"], input=rules, text=True, check=True
+        )
+    try:
+        by_address = tmp_path / "direct.ini"
+        by_address.write_text(
+            "[behind]\n"
+            + "\n".join(f"{t.name} ansible_host={t.address} ansible_user=root" for t in targets)
+            + f"\n\n[behind:vars]\nansible_ssh_private_key_file={lab.key_file}\n"
+        )
+        direct = json.loads(
+            rocmprov(
+                "audit", str(by_address), "--known-hosts", str(lab.known_hosts), "--format", "json"
+            ).stdout
+        )
+        assert {h["status"] for h in direct["hosts"]} == {"timeout"}, direct["hosts"]
+        via = rocmprov(
+            "audit",
+            str(inventory),
+            "--known-hosts",
+            str(lab.known_hosts),
+            "--ssh-config",
+            str(config),
+            "--format",
+            "json",
+        )
+        doc = json.loads(via.stdout)
+        assert {h["host"]: h["status"] for h in doc["hosts"]} == {
+            t.name: "audited" for t in targets
+        }
+        assert all(h["facts"]["os"] == "debian 12" for h in doc["hosts"])
+    finally:
+        for t in targets:
+            subprocess.run(
+                ["ip", "netns", "exec", t.netns, "nft", "delete", "table", "inet", table],
+                check=False,
+            )
