@@ -6,10 +6,11 @@ The audit judges "ROCm package removed" against exactly the list `rocmprov apply
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import yaml
+
+from rocmprov.paths import playbooks_dir
 
 # os-release ID -> Ansible's distribution name and os_family (the vars files' names)
 _DISTRIBUTION = {
@@ -27,7 +28,7 @@ _DISTRIBUTION = {
 
 @cache
 def _vars(role: str, name: str) -> dict[str, Any] | None:
-    base = resources.files("rocmprov.playbooks").joinpath("roles", role, "vars", name)
+    base = playbooks_dir() / "roles" / role / "vars" / name
     try:
         data = yaml.safe_load(base.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):

@@ -55,8 +55,9 @@ DETERMINISTIC = (
     "amdgpu-initstate",
     "dkms",
     "lspci",
-    "torch",
-)
+    "apt-rocm",
+    "packages",
+)  # not "torch": which python3 a login shell finds depends on its PATH
 
 
 def spec(name: str, server: LoopbackSshd, keys: Keys, **kw: object) -> HostSpec:

@@ -89,7 +89,39 @@ def strip_prefix(line: str) -> str:
     return line
 
 
+# Literal words (lower case), one of which a line must hold before its rule's regex runs:
+# most kernel logs hold none, so the regexes run on a handful of lines, not every line.
+_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "probe_failed": ("failed with error",),
+    "fatal_gpu_init": ("fatal error during gpu init",),
+    "atombios_stuck": ("atombios stuck",),
+    "gpu_post_error": ("gpu post error",),
+    "not_supported_in_kfd": ("not supported in kfd",),
+    "bar_resize_failed": ("large bar", "resize failed", "failed to resize bar"),
+    "bar_assign_failed": ("no space", "failed to assign"),
+    "ring_timeout": ("timeout",),
+    "ring_reset_failed": ("reset failed",),
+    "ring_test_failed": ("test failed",),
+    "fence_timeout": ("timed out",),
+    "gpu_reset": ("gpu reset begin",),
+    "mode1_reset": ("mode1 reset",),
+    "mode2_reset": ("mode2 reset",),
+    "mes_failed": ("mes failed to respon",),
+    "vram_lost": ("vram is lost",),
+    "ras_uncorrectable": ("uncorrectable",),
+    "ras_correctable_xgmi_wafl": ("xgmi_wafl",),
+    "hardware_error_aca": ("[hardware error]",),
+    "cp_unrecoverable_preemption_failed": ("unrecoverable state",),
+    "failed_to_restore_process_queues": ("failed to restore process queues",),
+    "page_fault": ("page fault", "gpu fault detected", "vm_l2_protection_fault_status"),
+    "pcie_bandwidth_limited": ("available pcie bandwidth",),
+}
+
+
 def parse_dmesg(text: str) -> Dmesg:
+    lowered = text.lower()
+    active = [(tag, pattern, _KEYWORDS[tag]) for tag, pattern in _RULES
+              if any(k in lowered for k in _KEYWORDS[tag])]
     events: list[DmesgEvent] = []
     bdfs: dict[str, None] = {}
     fmt = "dmesg" if text.strip() else ""
@@ -103,7 +135,10 @@ def parse_dmesg(text: str) -> Dmesg:
         bdf = _norm(dev.group("bdf")) if dev and dev.group("bdf") else ""
         if dev and dev.group("drv") == "amdgpu" and bdf:
             bdfs.setdefault(bdf, None)
-        for tag, pattern in _RULES:
+        low = line.lower() if active else ""
+        for tag, pattern, words in active:
+            if not any(k in low for k in words):
+                continue
             m = pattern.search(line)
             if not m:
                 continue

@@ -13,7 +13,6 @@ installs its own SIGINT handler).
 from __future__ import annotations
 
 import contextlib
-import importlib.resources
 import json
 import os
 import re
@@ -213,8 +212,9 @@ def parse_extravars(items: Sequence[str]) -> dict[str, Any]:
 
 def playbook_dir() -> Path:
     """The packaged playbooks (rocmprov.playbooks), a real directory on disk."""
-    files = importlib.resources.files("rocmprov.playbooks")
-    path = Path(str(files))
+    from rocmprov.paths import playbooks_dir
+
+    path = playbooks_dir()
     if not (path / PLAYBOOK).is_file():
         raise UsageError(f"the packaged playbooks are missing ({path / PLAYBOOK})")
     return path
