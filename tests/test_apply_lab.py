@@ -284,3 +284,31 @@ def test_interrupted_apply_then_rerun_converges(
     assert rc == 0, doc
     assert lab.exec(clean_host, ["dpkg-query", "-W", "rocminfo"], check=False).returncode == 0
     assert lab.exec(clean_host, ["dpkg", "--audit"]).stdout.strip() == ""
+
+
+def test_dkms_build_failure_is_reported_with_the_kernel(
+    lab: Lab, clean_host: LabHost, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """amdgpu-dkms whose build fails on the running kernel: the host fails on the driver role
+    with the kernel named and the build error quoted, not buried."""
+    import platform
+
+    from tests.make_fake_amd_repo import build
+
+    url = lab.serve_dir(build(tmp_path_factory.mktemp("badrepo") / "repo", dkms_fails=True))
+    inv = inventory_for(lab, [clean_host], tmp_path)
+    extra = json.dumps(
+        {
+            "rocmprov_repo_source": "amd",
+            "rocmprov_repo_base_url": url,
+            "rocmprov_rocm_version": "6.4.1",
+            "rocmprov_driver_force": True,
+        }
+    )
+    rc, doc, _ = apply(inv, tmp_path, "-e", extra, "--tags", "rocmprov_repo,rocmprov_driver")
+    assert rc == 2, doc
+    host = doc["hosts"][0]
+    failed = host["failed_task"]
+    assert failed["role"] == "rocmprov_driver", failed
+    assert f"amdgpu-dkms failed on kernel {platform.release()}" in failed["message"]
+    assert "Bad return status for module build" in failed["message"]
