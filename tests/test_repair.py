@@ -204,3 +204,29 @@ def test_legacy_host_broken_five_ways_is_repaired_in_one_run(
             clean_host, ["systemctl", "is-enabled", "gpu-manager.service"], check=False
         ).stdout
     )
+
+
+def test_real_machine_with_downgraded_link_and_256m_bar_gets_the_bios_checklist() -> None:
+    """A complete `lspci -vvnn` of a real RX 580 server (linux-hardware.org probe): the slot
+    runs at Gen2 (BIOS-capped) and the VRAM BAR is 256M. Both go to a human, with the BIOS
+    items and the commands that prove the fix, on the right PCI addresses."""
+    from rocmprov.audit import audit_bundle
+    from rocmprov.collect.bundle import Bundle, ProbeOutput
+
+    path = (
+        Path(__file__).parent
+        / "fixtures"
+        / "lspci"
+        / "rx580-tb250-btc-full-lspci-vvnn-gen2-capped-slot-256m-bar.txt"
+    )
+    text = path.read_text().split("\n---\n", 1)[1]
+    report = audit_bundle(Bundle("rig", {"lspci": ProbeOutput("lspci", "lspci -vvnn", 0, text)}))
+    p = plan(AuditResult((report,)))
+    steps = {s.finding.check: s for s in p.human}
+    assert {"pcie.bar", "pcie.link.speed"} <= set(steps)
+    bar = steps["pcie.bar"]
+    assert bar.finding.subject == "0000:01:00.0"
+    assert any("Above 4G" in str(row) for row in bar.bios)
+    assert any("0000:01:00.0" in cmd for cmd in bar.prove)
+    assert "BIOS" in steps["pcie.link.speed"].finding.summary  # the capped slot is named
+    assert p.tags["rig"] == ()  # nothing for Ansible to do: hardware only
