@@ -125,9 +125,14 @@ def parse_dmesg(text: str) -> Dmesg:
     events: list[DmesgEvent] = []
     bdfs: dict[str, None] = {}
     fmt = "dmesg" if text.strip() else ""
+    # a line matters when amdgpu speaks (its devices) or it holds an active rule's keyword
+    words = ["amdgpu"] + [k for _, _, kws in active for k in kws]
+    relevant = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
     for raw in text.splitlines():
         if fmt == "dmesg" and (m := _PREFIXES[0].match(raw) or _PREFIXES[1].match(raw)):
             fmt = "syslog" if _PREFIXES[3].match(raw[m.end() :]) else "journalctl"
+        if not relevant.search(raw, 0, _MAX_LINE):
+            continue
         line = strip_prefix(raw[:_MAX_LINE]).strip()
         if not line:
             continue
