@@ -312,3 +312,23 @@ def test_dkms_build_failure_is_reported_with_the_kernel(
     assert failed["role"] == "rocmprov_driver", failed
     assert f"amdgpu-dkms failed on kernel {platform.release()}" in failed["message"]
     assert "Bad return status for module build" in failed["message"]
+
+
+def test_apply_checks_host_keys(lab: Lab, tmp_path: Path) -> None:
+    """ansible-runner turns host key checking off unless told: apply must refuse a host whose
+    key is not in the inventory's known_hosts."""
+    host = lab.hosts[0]
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    inv = tmp_path / "inv.ini"
+    inv.write_text(
+        f"[lab]\n{host.name} ansible_host={host.address}\n\n[lab:vars]\nansible_user=root\n"
+        f"ansible_ssh_private_key_file={lab.key_file}\n"
+        f"ansible_ssh_common_args='-o UserKnownHostsFile={empty}'\n"
+    )
+    rc, doc, _ = apply(inv, tmp_path, "--check", "--tags", "rocmprov_users")
+    assert rc == 3, doc
+    (result,) = doc["hosts"]
+    assert result["status"] == "unreachable"
+    assert "Host key verification failed" in json.dumps(result)
+    assert empty.read_text() == ""
