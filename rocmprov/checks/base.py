@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rocmprov.model import Finding, Severity
+
+if TYPE_CHECKING:
+    from rocmprov.support import Verdict
 
 OK, SKIPPED, UNKNOWN = Severity.OK, Severity.SKIPPED, Severity.UNKNOWN
 WARNING, CRITICAL = Severity.WARNING, Severity.CRITICAL
@@ -16,3 +21,16 @@ def unknown(check: str, why: str, *, subject: str = "", fix: str = "") -> Findin
 
 def skipped(check: str, why: str = NO_AMD_GPU) -> Finding:
     return Finding(check, SKIPPED, why)
+
+
+def from_verdict(check: str, verdict: Verdict, summary: str, *, subject: str = "") -> Finding:
+    """A support-matrix verdict (rocmprov.support) as a finding."""
+    return Finding(
+        check,
+        verdict.severity,
+        summary,
+        actual=verdict.actual,
+        expected=verdict.expected,
+        ref=verdict.source,
+        subject=subject,
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped
+from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, from_verdict, skipped
 from rocmprov.checks.policy import Policy
 from rocmprov.facts import HostFacts
 from rocmprov.model import Finding
@@ -105,18 +105,8 @@ def check_gfx(facts: HostFacts, policy: Policy) -> list[Finding]:
         gfx = agent.gfx
         verdict = support.gpu_verdict(gfx, rocm)
         out.append(
-            Finding(
-                "gpu.gfx",
-                _sev(verdict.status),
-                f"{gfx}: {verdict.reason}",
-                actual=verdict.actual,
-                expected=verdict.expected,
-                ref=verdict.source,
-                subject=agent.marketing_name or gfx,
+            from_verdict(
+                "gpu.gfx", verdict, f"{gfx}: {verdict.reason}", subject=agent.marketing_name or gfx
             )
         )
     return out
-
-
-def _sev(status: str):
-    return {"ok": OK, "warning": WARNING, "critical": CRITICAL}.get(status, UNKNOWN)

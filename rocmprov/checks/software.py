@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from rocmprov.checks.base import CRITICAL, OK, UNKNOWN, WARNING
 from rocmprov.checks.policy import Policy
-from rocmprov.checks.system import severity
 from rocmprov.facts import HostFacts
 from rocmprov.model import Finding
 
@@ -63,7 +62,7 @@ def check_torch(facts: HostFacts, policy: Policy) -> list[Finding]:
         ]
     rocm = policy.rocm_version or facts.rocm_version or None
     v = support.torch_verdict(t.version, t.hip or None, rocm)
-    sev = severity(v.status)
+    sev = v.severity
     if not facts.amd_gpus and sev in (WARNING, CRITICAL):
         sev = OK  # a CUDA/CPU torch on a host without an AMD GPU is not a ROCm problem
     out = [

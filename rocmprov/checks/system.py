@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from rocmprov.checks.base import CRITICAL, OK, UNKNOWN, WARNING, skipped
+from rocmprov.checks.base import OK, UNKNOWN, WARNING, from_verdict, skipped
 from rocmprov.checks.policy import Policy
 from rocmprov.facts import HostFacts
-from rocmprov.model import Finding, Severity
+from rocmprov.model import Finding
 
 REF_TUNING = "https://rocm.docs.amd.com/en/latest/how-to/system-optimization/mi300x.html"
-
-
-def severity(status: str) -> Severity:
-    return {"ok": OK, "warning": WARNING, "critical": CRITICAL}.get(status, UNKNOWN)
 
 
 def target_rocm(facts: HostFacts, policy: Policy) -> str | None:
@@ -36,28 +32,10 @@ def check_os(facts: HostFacts, policy: Policy) -> list[Finding]:
             )
         ]
     v = support.os_verdict(rocm, facts.os.id, facts.os.version_id)
-    out = [
-        Finding(
-            "os.supported",
-            severity(v.status),
-            f"{os_name} on ROCm {rocm}: {v.reason}",
-            actual=v.actual,
-            expected=v.expected,
-            ref=v.source,
-        )
-    ]
+    out = [from_verdict("os.supported", v, f"{os_name} on ROCm {rocm}: {v.reason}")]
     if facts.kernel:
         k = support.kernel_verdict(rocm, facts.os.id, facts.os.version_id, facts.kernel)
-        out.append(
-            Finding(
-                "os.kernel",
-                severity(k.status),
-                f"kernel {facts.kernel}: {k.reason}",
-                actual=k.actual,
-                expected=k.expected,
-                ref=k.source,
-            )
-        )
+        out.append(from_verdict("os.kernel", k, f"kernel {facts.kernel}: {k.reason}"))
     return out
 
 
