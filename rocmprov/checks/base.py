@@ -23,7 +23,9 @@ def skipped(check: str, why: str = NO_AMD_GPU) -> Finding:
     return Finding(check, SKIPPED, why)
 
 
-def from_verdict(check: str, verdict: Verdict, summary: str, *, subject: str = "") -> Finding:
+def from_verdict(
+    check: str, verdict: Verdict, summary: str, *, fix: str = "", subject: str = ""
+) -> Finding:
     """A support-matrix verdict (rocmprov.support) as a finding."""
     return Finding(
         check,
@@ -31,6 +33,7 @@ def from_verdict(check: str, verdict: Verdict, summary: str, *, subject: str = "
         summary,
         actual=verdict.actual,
         expected=verdict.expected,
+        fix=fix if verdict.status != "ok" else "",
         ref=verdict.source,
         subject=subject,
     )

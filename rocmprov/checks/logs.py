@@ -42,8 +42,14 @@ def check_logs(facts: HostFacts, policy: Policy) -> list[Finding]:
                 )
             )
     if not out:
-        out.append(Finding("log.cause", OK, "no known problem in the logs",
-                           actual=", ".join(sorted(facts.logs))))
+        out.append(
+            Finding(
+                "log.cause",
+                OK,
+                "no known problem in the logs",
+                actual=", ".join(sorted(facts.logs)),
+            )
+        )
     return out
 
 

@@ -68,15 +68,24 @@ def _link(facts: HostFacts, gpu: PciDevice, policy: Policy) -> list[Finding]:
     # the slot's real top speed: LnkCap2 (lspci) or sysfs max (already from LnkCap2); a
     # LnkCap below it means the BIOS capped the slot
     slot_speed = (parent.supported_speed or parent.link_cap.speed_gts) if parent else None
-    capped = bool(parent and parent.supported_speed and parent.link_cap.speed_gts
-                  and parent.link_cap.speed_gts < parent.supported_speed)
+    capped = bool(
+        parent
+        and parent.supported_speed
+        and parent.link_cap.speed_gts
+        and parent.link_cap.speed_gts < parent.supported_speed
+    )
     max_speed = _lower(card.speed_gts, slot_speed)
     max_width = _lower(card.width, slot_width)
     if policy.expected_pcie_width:
         max_width = policy.expected_pcie_width
     out = [_width(sta.width, max_width, subject, port.bdf)]
-    if (not policy.expected_pcie_width and card.width and slot_width and slot_width < card.width
-            and out[0].severity is OK):
+    if (
+        not policy.expected_pcie_width
+        and card.width
+        and slot_width
+        and slot_width < card.width
+        and out[0].severity is OK
+    ):
         out[0] = Finding(
             "pcie.link.width",
             WARNING,
@@ -89,8 +98,11 @@ def _link(facts: HostFacts, gpu: PciDevice, policy: Policy) -> list[Finding]:
         )
     speed = _speed(sta.speed_gts, max_speed, policy.expected_pcie_gen, subject, port.bdf)
     if capped and speed.severity is WARNING and parent is not None:
-        speed = replace(speed, summary=f"{speed.summary}; the slot ({parent.bdf}) is capped at "
-                        f"{parent.link_cap.speed_gts:g} GT/s by the BIOS")
+        speed = replace(
+            speed,
+            summary=f"{speed.summary}; the slot ({parent.bdf}) is capped at "
+            f"{parent.link_cap.speed_gts:g} GT/s by the BIOS",
+        )
     out.append(speed)
     return out
 

@@ -21,21 +21,32 @@ def check_os(facts: HostFacts, policy: Policy) -> list[Finding]:
         return [Finding("os.supported", UNKNOWN, "os-release not collected")]
     rocm = target_rocm(facts, policy)
     os_name = f"{facts.os.id} {facts.os.version_id}".strip()
-    if not rocm:
-        return [
-            Finding(
-                "os.supported",
-                UNKNOWN,
-                f"{os_name}: no ROCm installed or targeted",
-                actual=os_name,
-                fix="set rocmprov_rocm_version in the inventory",
-            )
-        ]
+    note = ""
+    if not rocm:  # nothing installed or targeted: judge against the newest release we know
+        releases = support.supported_releases()
+        if not releases:
+            return [Finding("os.supported", UNKNOWN, f"{os_name}: no ROCm release known")]
+        rocm, note = releases[-1], " (the newest release known; set rocmprov_rocm_version)"
     v = support.os_verdict(rocm, facts.os.id, facts.os.version_id)
-    out = [from_verdict("os.supported", v, f"{os_name} on ROCm {rocm}: {v.reason}")]
+    out = [
+        from_verdict(
+            "os.supported",
+            v,
+            f"{os_name} on ROCm {rocm}{note}: {v.reason}",
+            fix=f"an OS listed for ROCm {rocm} ({v.expected}), or a ROCm release "
+            f"that lists {os_name}",
+        )
+    ]
     if facts.kernel:
         k = support.kernel_verdict(rocm, facts.os.id, facts.os.version_id, facts.kernel)
-        out.append(from_verdict("os.kernel", k, f"kernel {facts.kernel}: {k.reason}"))
+        out.append(
+            from_verdict(
+                "os.kernel",
+                k,
+                f"kernel {facts.kernel}: {k.reason}",
+                fix=f"boot a kernel AMD lists for this OS: {k.expected}",
+            )
+        )
     return out
 
 
