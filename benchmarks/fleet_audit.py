@@ -47,13 +47,13 @@ from _bench import (
     machine,
     ratio,
     run_measured,
-    table,
     tool,
     versions,
     warm_bytecode,
     write_result,
 )
 from loophosts import LoopHosts
+from report import fleet_table
 
 NONCE = "bench"
 PLAYBOOK = """\
@@ -239,41 +239,6 @@ def bench_size(n: int, kind: str, runs: int, ansible_runs: int, tuned: bool, tmp
     }
 
 
-def render(doc: dict) -> str:
-    rows = []
-    for size in doc["sizes"]:
-        base = size["series"]["rocmprov"]
-        for name, s in size["series"].items():
-            r = size["ratios"].get(f"{name}/rocmprov", {"wall": 1.0, "cpu": 1.0})
-            rows.append(
-                [
-                    str(size["n"]),
-                    size["hosts"],
-                    name,
-                    f"{s['wall_median_s']:.2f}",
-                    f"{s['cpu_median_s']:.2f}",
-                    f"{s['cpu_per_host_ms']:.0f}",
-                    f"{r['wall']:.2f}x",
-                    f"{r['cpu']:.2f}x",
-                    str(len(s["samples"])),
-                    s["note"] or ("ok" if base else ""),
-                ]
-            )
-    header = [
-        "N",
-        "hosts",
-        "tool",
-        "wall s (median)",
-        "ctrl CPU s",
-        "CPU ms/host",
-        "wall vs rocmprov",
-        "CPU vs rocmprov",
-        "runs",
-        "check",
-    ]
-    return table(rows, header)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10,50,100", help="host counts (default 10,50,100)")
@@ -304,7 +269,7 @@ def main() -> int:
         )
         doc["sizes"].sort(key=lambda s: s["n"])
         write_result("fleet_audit", doc, Path(args.out) if args.out else None)
-    print(render(doc))
+    print(fleet_table(doc))
     print(f"\nresults: {write_result('fleet_audit', doc, Path(args.out) if args.out else None)}")
     return 0
 

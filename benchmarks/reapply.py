@@ -41,12 +41,12 @@ from _bench import (
     machine,
     ratio,
     run_measured,
-    table,
     tool,
     versions,
     warm_bytecode,
     write_result,
 )
+from report import reapply_table
 
 VARS = {
     "rocmprov_repo_source": "distro",
@@ -233,29 +233,6 @@ def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
     }
 
 
-def render(doc: dict) -> str:
-    rows = []
-    for size in doc["sizes"]:
-        series = size["series"]
-        base = series.get("rocmprov")
-        for name, s in series.items():
-            vs = f"{s['wall_median_s'] / base['wall_median_s']:.2f}x" if base else "-"
-            rows.append(
-                [
-                    str(size["n"]),
-                    name,
-                    f"{s['wall_median_s']:.2f}",
-                    f"{s['cpu_median_s']:.2f}",
-                    vs,
-                    str(len(s["samples"])),
-                    s["note"] or "changed=0",
-                ]
-            )
-    return table(
-        rows, ["N", "variant", "wall s (median)", "ctrl CPU s", "wall vs rocmprov", "runs", "check"]
-    )
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="4,16", help="lab host counts (default 4,16)")
@@ -292,7 +269,7 @@ def main() -> int:
         doc["sizes"].append(bench_size(n, args.runs, not args.no_audit_variant, tmp))
         doc["sizes"].sort(key=lambda s: s["n"])
         write_result("reapply", doc, out)
-    print(render(doc))
+    print(reapply_table(doc))
     for size in doc["sizes"]:
         print(f"N={size['n']}: {size['ratios']}")
     print(f"\nresults: {write_result('reapply', doc, out)}")

@@ -25,7 +25,8 @@ def yes(ok: bool | None) -> str:
     return "n/a" if ok is None else ("met" if ok else "MISSED")
 
 
-def fleet_section(doc: dict, targets: list[list[str]]) -> list[str]:
+def fleet_table(doc: dict) -> str:
+    """The fleet-audit table (also printed by benchmarks/fleet_audit.py)."""
     rows = []
     for size in doc["sizes"]:
         for name, s in size["series"].items():
@@ -44,6 +45,24 @@ def fleet_section(doc: dict, targets: list[list[str]]) -> list[str]:
                     s["note"] or "ok",
                 ]
             )
+    return table(
+        rows,
+        [
+            "N",
+            "hosts",
+            "tool",
+            "wall s",
+            "ctrl CPU s",
+            "CPU ms/host",
+            "wall / rocmprov",
+            "CPU / rocmprov",
+            "runs",
+            "check",
+        ],
+    )
+
+
+def fleet_section(doc: dict, targets: list[list[str]]) -> list[str]:
     big = max(doc["sizes"], key=lambda s: s["n"])
     n = big["n"]
     ra = big["ratios"].get("ansible/rocmprov", {}).get("wall")
@@ -62,29 +81,11 @@ def fleet_section(doc: dict, targets: list[list[str]]) -> list[str]:
         ],
         [f"fleet audit N={n}: controller CPU <= 15 ms/host", f"{cpu:.0f} ms", yes(cpu <= 15)],
     ]
-    return [
-        "### Fleet audit",
-        "",
-        table(
-            rows,
-            [
-                "N",
-                "hosts",
-                "tool",
-                "wall s",
-                "ctrl CPU s",
-                "CPU ms/host",
-                "wall / rocmprov",
-                "CPU / rocmprov",
-                "runs",
-                "check",
-            ],
-        ),
-        "",
-    ]
+    return ["### Fleet audit", "", fleet_table(doc), ""]
 
 
-def reapply_section(doc: dict, targets: list[list[str]]) -> list[str]:
+def reapply_table(doc: dict) -> str:
+    """The re-apply table (also printed by benchmarks/reapply.py)."""
     rows = []
     for size in doc["sizes"]:
         base = size["series"].get("rocmprov")
@@ -103,6 +104,23 @@ def reapply_section(doc: dict, targets: list[list[str]]) -> list[str]:
                     s["note"] or "changed=0",
                 ]
             )
+    return table(
+        rows,
+        [
+            "N",
+            "variant",
+            "wall s",
+            "ctrl CPU s",
+            "wall / rocmprov",
+            "CPU / rocmprov",
+            "runs",
+            "check",
+        ],
+    )
+
+
+def reapply_section(doc: dict, targets: list[list[str]]) -> list[str]:
+    for size in doc["sizes"]:
         r = size["ratios"]
         if r:
             ov, sp = r["overhead_vs_bare_same_pct"], r["ansible_default/rocmprov"]
@@ -124,24 +142,7 @@ def reapply_section(doc: dict, targets: list[list[str]]) -> list[str]:
             ]
         else:
             targets.append([f"re-apply N={size['n']}", "rocmprov apply not usable", "n/a"])
-    return [
-        "### No-op re-apply (converged hosts)",
-        "",
-        table(
-            rows,
-            [
-                "N",
-                "variant",
-                "wall s",
-                "ctrl CPU s",
-                "wall / rocmprov",
-                "CPU / rocmprov",
-                "runs",
-                "check",
-            ],
-        ),
-        "",
-    ]
+    return ["### No-op re-apply (converged hosts)", "", reapply_table(doc), ""]
 
 
 def explain_section(text: str, targets: list[list[str]]) -> list[str]:
@@ -162,9 +163,9 @@ def explain_section(text: str, targets: list[list[str]]) -> list[str]:
     ]
 
 
-def startup_section(doc: dict, targets: list[list[str]]) -> list[str]:
-    res = doc["results"]
-    base = res["ansible --version"]["median_s"]
+def startup_table(results: dict) -> str:
+    """The start-up table (also printed by benchmarks/startup.py)."""
+    base = results["ansible --version"]["median_s"]
     rows = [
         [
             name,
@@ -175,31 +176,29 @@ def startup_section(doc: dict, targets: list[list[str]]) -> list[str]:
             str(r["runs"]),
             f"{base / r['median_s']:.1f}x",
         ]
-        for name, r in res.items()
+        for name, r in results.items()
     ]
+    return table(
+        rows,
+        [
+            "command",
+            "median s",
+            "min s",
+            "max s",
+            "CPU s (mean)",
+            "runs",
+            "ansible --version / this",
+        ],
+    )
+
+
+def startup_section(doc: dict, targets: list[list[str]]) -> list[str]:
+    res = doc["results"]
     med = res["rocmprov --help"]["median_s"]
     cpu = res["rocmprov --help"].get("cpu_mean_s")
     measured = f"{med:.3f} s wall" + (f", {cpu:.3f} s CPU" if cpu is not None else "")
     targets.append(["`rocmprov --help` < 0.25 s", measured, yes(med < 0.25)])
-    return [
-        "### Start-up",
-        "",
-        f"Tool: {doc['tool']}.",
-        "",
-        table(
-            rows,
-            [
-                "command",
-                "median s",
-                "min s",
-                "max s",
-                "CPU s (mean)",
-                "runs",
-                "ansible --version / this",
-            ],
-        ),
-        "",
-    ]
+    return ["### Start-up", "", f"Tool: {doc['tool']}.", "", startup_table(res), ""]
 
 
 def main() -> int:

@@ -24,14 +24,13 @@ from _bench import (
     log,
     machine,
     median,
-    ratio,
-    table,
     tool,
     tool_env,
     versions,
     warm_bytecode,
     write_result,
 )
+from report import startup_table
 
 
 def commands() -> dict[str, list[str]]:
@@ -88,8 +87,7 @@ def main() -> int:
     use_hf = shutil.which("hyperfine") is not None and not args.no_hyperfine
     log(f"start-up: {runs} runs each with {'hyperfine' if use_hf else 'a Python loop'}")
     times = with_hyperfine(cmds, runs) if use_hf else with_loop(cmds, runs)
-    base = median(times["ansible --version"])
-    rows, results = [], {}
+    results = {}
     for name, ts in times.items():
         med = median(ts)
         cpu = CPU.get(name)
@@ -100,17 +98,6 @@ def main() -> int:
             "runs": len(ts),
             "cpu_mean_s": round(cpu, 4) if cpu is not None else None,
         }
-        rows.append(
-            [
-                name,
-                f"{med:.3f}",
-                f"{min(ts):.3f}",
-                f"{max(ts):.3f}",
-                f"{cpu:.3f}" if cpu is not None else "-",
-                str(len(ts)),
-                f"{ratio(base, med):.1f}x",
-            ]
-        )
     doc = {
         "benchmark": "startup",
         "machine": machine(),
@@ -120,20 +107,7 @@ def main() -> int:
         "target": "rocmprov --help < 0.25 s",
         "met": results["rocmprov --help"]["median_s"] < 0.25,
     }
-    print(
-        table(
-            rows,
-            [
-                "command",
-                "median s",
-                "min s",
-                "max s",
-                "CPU s (mean)",
-                "runs",
-                "ansible --version / this",
-            ],
-        )
-    )
+    print(startup_table(results))
     print(f"\nresults: {write_result('startup', doc, Path(args.out) if args.out else None)}")
     return 0
 

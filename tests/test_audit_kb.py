@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from rocmprov.audit import audit_bundle
 from rocmprov.checks.logs import merge_dmesg
 from rocmprov.collect.bundle import Bundle, ProbeOutput
 from rocmprov.model import Finding, Severity
-
-FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def _text(path: Path) -> str:
-    return path.read_text().split("\n---\n", 1)[1]
+from tests.fixtureload import FIXTURES, load
 
 
 def _bundle(probe: str, text: str) -> Bundle:
@@ -21,7 +14,7 @@ def _bundle(probe: str, text: str) -> Bundle:
 
 
 def test_probe_failure_in_real_dmesg_names_its_table_entry() -> None:
-    text = _text(FIXTURES / "dmesg" / "mi210-fatal-gpu-init-probe-failed-12.txt")
+    text = load(FIXTURES / "dmesg" / "mi210-fatal-gpu-init-probe-failed-12.txt").text
     report = audit_bundle(_bundle("dmesg", text))
     enomem = [f for f in report.findings if f.check == "dmesg.amdgpu.probe_enomem"]
     assert enomem and enomem[0].severity is Severity.CRITICAL

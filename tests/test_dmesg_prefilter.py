@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rocmprov.parse import dmesg as d
+from tests.fixtureload import all_fixtures
 
-LINES = [
-    line
-    for path in sorted((Path(__file__).parent / "fixtures" / "dmesg").glob("*.txt"))
-    for line in path.read_text().split("\n---\n", 1)[1].splitlines()
-]
+LINES = [line for fx in all_fixtures(("dmesg",)) for line in fx.text.splitlines()]
 
 
 def _all_rules(text: str) -> d.Dmesg:

@@ -12,6 +12,7 @@ import yaml
 from rocmprov.checks import CHECKS  # noqa: F401  (every check module imports cleanly)
 from rocmprov.model import AuditResult, Finding, HostReport, Severity
 from rocmprov.repair import bios_checklist, outcomes, plan, remedies
+from tests.fixtureload import FIXTURES, load
 from tests.helpers import rocmprov
 from tests.lab import Lab, LabHost
 
@@ -213,13 +214,8 @@ def test_real_machine_with_downgraded_link_and_256m_bar_gets_the_bios_checklist(
     from rocmprov.audit import audit_bundle
     from rocmprov.collect.bundle import Bundle, ProbeOutput
 
-    path = (
-        Path(__file__).parent
-        / "fixtures"
-        / "lspci"
-        / "rx580-tb250-btc-full-lspci-vvnn-gen2-capped-slot-256m-bar.txt"
-    )
-    text = path.read_text().split("\n---\n", 1)[1]
+    name = "rx580-tb250-btc-full-lspci-vvnn-gen2-capped-slot-256m-bar.txt"
+    text = load(FIXTURES / "lspci" / name).text
     report = audit_bundle(Bundle("rig", {"lspci": ProbeOutput("lspci", "lspci -vvnn", 0, text)}))
     p = plan(AuditResult((report,)))
     steps = {s.finding.check: s for s in p.human}

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmprov.commands._options import add_fleet_options
 from rocmprov.exitcodes import Exit, UsageError
 from rocmprov.report import FORMATS
 
@@ -22,23 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--local", action="store_true", help="audit this machine (the default)")
     parser.add_argument("--bundle", type=Path, help="analyse a support bundle (dir or .tar.gz)")
     parser.add_argument("--format", default="table", help=f"output: {', '.join(FORMATS)}")
-    parser.add_argument("--limit", help="Ansible host pattern, as in ansible --limit")
-    parser.add_argument("--forks", type=int, default=64, help="hosts audited at once (64)")
-    parser.add_argument(
-        "--accept-new",
-        action="store_true",
-        help="accept and record unknown SSH host keys (changed keys: never)",
-    )
-    parser.add_argument(
-        "--become",
-        action="store_true",
-        help="use sudo -n for probes that need root (lspci capabilities, dmesg)",
-    )
+    add_fleet_options(parser, forks=64)
     parser.add_argument("--gpu-user", default="", help="user who runs GPU work (default: login)")
     parser.add_argument("--python", default="", help="python whose torch is checked (python3)")
     parser.add_argument("--rocm-version", default="", help="ROCm release the site targets")
-    parser.add_argument("--ssh-config", type=Path, help="ssh_config file (default ~/.ssh/config)")
-    parser.add_argument("--known-hosts", type=Path, help="known_hosts file (~/.ssh/known_hosts)")
     parser.add_argument("-v", "--verbose", action="store_true", help="show passed checks too")
 
 

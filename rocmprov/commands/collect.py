@@ -7,6 +7,7 @@ import sys
 import tarfile
 from pathlib import Path
 
+from rocmprov.commands._options import add_fleet_options
 from rocmprov.exitcodes import Exit, UsageError
 
 HELP = "write a support bundle per host (raw outputs + manifest.json), secrets scrubbed"
@@ -17,14 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--local", action="store_true", help="collect this machine (the default)")
     parser.add_argument("-o", "--output", type=Path, required=True, help="directory to write")
     parser.add_argument("--tar", action="store_true", help="also write <host>.tar.gz per bundle")
-    parser.add_argument("--limit", help="Ansible host pattern")
-    parser.add_argument("--forks", type=int, default=64, help="hosts collected at once (64)")
-    parser.add_argument("--accept-new", action="store_true", help="record unknown host keys")
-    parser.add_argument("--become", action="store_true", help="sudo -n for root-only probes")
+    add_fleet_options(parser, forks=64)
     parser.add_argument("--gpu-user", default="", help="user who runs GPU work")
     parser.add_argument("--python", default="", help="python whose torch is probed")
-    parser.add_argument("--ssh-config", type=Path, help="ssh_config file")
-    parser.add_argument("--known-hosts", type=Path, help="known_hosts file")
 
 
 def run(args: argparse.Namespace) -> int:

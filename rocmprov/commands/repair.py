@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmprov.commands._options import add_fleet_options
 from rocmprov.exitcodes import Exit, UsageError
 
 if TYPE_CHECKING:
@@ -22,8 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("inventory", help="Ansible inventory")
     parser.add_argument("--check", action="store_true", help="show the plan and stop")
     parser.add_argument("--format", default="table", help="table or json")
-    parser.add_argument("--limit", help="Ansible host pattern")
-    parser.add_argument("--forks", type=int, default=64, help="hosts at once (64)")
+    add_fleet_options(parser, forks=64)
     parser.add_argument(
         "-e",
         "--extra-vars",
@@ -32,10 +31,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K=V",
         help="extra variables for the playbooks (repeatable)",
     )
-    parser.add_argument("--accept-new", action="store_true", help="record unknown host keys")
-    parser.add_argument("--become", action="store_true", help="sudo -n for root-only probes")
-    parser.add_argument("--ssh-config", type=Path, help="ssh_config file")
-    parser.add_argument("--known-hosts", type=Path, help="known_hosts file")
     parser.add_argument("--state-dir", help="where apply keeps its run records")
 
 
@@ -45,7 +40,6 @@ def run(args: argparse.Namespace) -> int:
 
     if args.format not in ("table", "json"):
         raise UsageError(f"unknown format {args.format!r} (choose from table, json)")
-    args.gpu_user, args.python = "", ""
     cli_vars = _extra(args)
     before = audit_inventory(args, cli_vars)
     p = plan(before)

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from rocmprov.commands._options import add_fleet_options
 from rocmprov.exitcodes import UsageError
 
 HELP = "torch smoke tests on the host: devices, matmul, AMP step, one-rank DDP, ONNX export"
@@ -15,12 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("inventory", nargs="?", help="Ansible inventory")
     parser.add_argument("--local", action="store_true", help="verify this machine")
     parser.add_argument("--python", default="", help="python of the target venv (python3)")
-    parser.add_argument("--format", default="table", choices=None, help="table or json")
-    parser.add_argument("--limit", help="Ansible host pattern")
-    parser.add_argument("--forks", type=int, default=16, help="hosts verified at once (16)")
-    parser.add_argument("--accept-new", action="store_true", help="record unknown host keys")
-    parser.add_argument("--ssh-config", help="ssh_config file")
-    parser.add_argument("--known-hosts", help="known_hosts file")
+    parser.add_argument("--format", default="table", help="table or json")
+    add_fleet_options(parser, forks=16, become=False)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import IO
 
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
 from rocmprov.model import AuditResult, HostReport, Severity
 
 STYLE = {
@@ -16,15 +20,11 @@ STYLE = {
 
 
 def render(result: AuditResult, file: IO[str], *, verbose: bool = False) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
     # a pipe or file gets a wide table; a terminal gets its own width (COLUMNS is honoured)
     width = None if file.isatty() else 160
     console = Console(file=file, highlight=False, soft_wrap=False, width=width)
     for host in result.hosts:
-        _host(console, host, verbose, Table, Text)
+        _host(console, host, verbose)
     if len(result.hosts) > 1:
         groups = result.groups()
         table = Table(title=f"Fleet: {len(result.hosts)} hosts", title_justify="left")
@@ -46,7 +46,7 @@ def render(result: AuditResult, file: IO[str], *, verbose: bool = False) -> None
     )
 
 
-def _host(console, host: HostReport, verbose: bool, Table, Text) -> None:
+def _host(console: Console, host: HostReport, verbose: bool) -> None:
     head = Text(f"{host.host}: ", style="bold")
     head.append(host.severity.value.upper(), style=STYLE[host.severity])
     if host.failure:
