@@ -74,9 +74,10 @@ def test_unverified_entries_say_why() -> None:
 
 def test_versions_in_the_data_parse_with_packaging() -> None:
     m = load_matrix()
+    assert len(m["releases"]) >= 8
     for rel in m["releases"]:
-        Version(rel["rocm"])
-        Version(rel["as_of"])
+        # "as of" names the point release the row was read from: never older than the release
+        assert Version(rel["as_of"]) >= Version(rel["rocm"]), rel["rocm"]
         for entry in rel["os"]:
             if "since" in entry:
                 Version(entry["since"])
