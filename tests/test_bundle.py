@@ -7,7 +7,8 @@ import tarfile
 from pathlib import Path
 
 from rocmprov.audit import audit_bundle, audit_local
-from rocmprov.collect.bundle import SCHEMA, Bundle, ProbeOutput, read_bundle, scrub, write_bundle
+from rocmprov.collect.bundle import SCHEMA, Bundle, ProbeOutput, read_bundle, write_bundle
+from rocmprov.scrub import scrub
 from rocmprov.model import Severity
 from tests.helpers import rocmprov
 

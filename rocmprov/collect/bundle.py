@@ -18,6 +18,7 @@ from typing import Any
 
 from rocmprov import __version__
 from rocmprov.exitcodes import InputError, UsageError
+from rocmprov.scrub import scrub
 
 SCHEMA = "rocmprov.bundle/1"
 MAX_STDERR = 4096
@@ -54,27 +55,6 @@ class Bundle:
 
     def get(self, probe_id: str) -> ProbeOutput | None:
         return self.outputs.get(probe_id)
-
-
-# --- scrubbing: secrets and home paths never leave the host in a bundle -----------------------
-
-_SECRET_PATTERNS = (
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL),
-    re.compile(
-        r"(?i)\b([\w.-]*(?:password|passwd|secret|token|api[_-]?key|access[_-]?key)[\w.-]*)"
-        r"(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|\S+)"
-    ),
-    re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,})\b"),
-)
-_HOME = re.compile(r"(/home/|/Users/)([^/\s:'\"]+)")
-
-
-def scrub(text: str) -> str:
-    """Remove private keys, key=value secrets, well-known token shapes and home-dir user names."""
-    text = _SECRET_PATTERNS[0].sub("[private key removed]", text)
-    text = _SECRET_PATTERNS[1].sub(lambda m: f"{m.group(1)}{m.group(2)}[removed]", text)
-    text = _SECRET_PATTERNS[2].sub("[token removed]", text)
-    return _HOME.sub(lambda m: f"{m.group(1)}USER", text)
 
 
 # --- write ------------------------------------------------------------------------------------
