@@ -11,8 +11,10 @@ CACHE=${ROCMPROV_LAB_CACHE:-/var/cache/rocmprov-lab}
 BASE_VERSION=3
 SUITE=bookworm
 BASE_PKGS=systemd,systemd-sysv,dbus,libpam-systemd,udev,openssh-server,python3,python3-apt,sudo,iproute2,ca-certificates,procps,kmod,gnupg,less
-HOST_PKGS=(systemd-container debootstrap iproute2 zstd openssh-client nftables dpkg-dev
-           gnupg util-linux tar debian-archive-keyring)
+# openssh-server, sudo and passwd: tests/test_ssh.py starts real sshd daemons on loopback (never
+# the system's own sshd: the package's daemon is kept from starting, see install_host_packages).
+HOST_PKGS=(systemd-container debootstrap iproute2 zstd openssh-client openssh-server sudo passwd
+           nftables dpkg-dev gnupg util-linux tar debian-archive-keyring)
 TARBALL="$CACHE/base-$SUITE-v$BASE_VERSION.tar.zst"
 
 log() { printf 'prepare: %s\n' "$*" >&2; }
@@ -28,7 +30,14 @@ install_host_packages() {
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing ${missing[*]}"
     apt-get update -q
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+    # No service of an installed package may start here (the tests start their own sshd).
+    local rc_policy=/usr/sbin/policy-rc.d had_policy=0
+    [ -e "$rc_policy" ] && had_policy=1
+    [ "$had_policy" = 1 ] || printf '#!/bin/sh\nexit 101\n' > "$rc_policy"
+    chmod 0755 "$rc_policy"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" \
+      || { [ "$had_policy" = 1 ] || rm -f "$rc_policy"; return 1; }
+    [ "$had_policy" = 1 ] || rm -f "$rc_policy"
   fi
 }
 
