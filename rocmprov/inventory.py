@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmprov.exitcodes import UsageError
+from rocmprov.hostnames import check_host, check_port, check_user
 
 INVENTORY_TIMEOUT = 120.0  # a dynamic inventory plugin may be slow; never wait forever
 _TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})
@@ -163,30 +164,37 @@ def host_spec(name: str, hostvars: Mapping[str, Any]) -> HostSpec:
         python = "python3"
     user = first("ansible_user", "ansible_ssh_user", "ansible_remote_user")
     become_user = first("ansible_become_user")
+    # checked here, before anything reaches ssh_config's Match exec, a config or a shell
+    address_key = _key_of(v, "ansible_host", "ansible_ssh_host") or "inventory_hostname"
+    address = check_host(name, address_key, str(first("ansible_host", "ansible_ssh_host") or name))
+    if user is not None:
+        user_key = _key_of(v, "ansible_user", "ansible_ssh_user") or "ansible_remote_user"
+        user = check_user(name, user_key, str(user))
+    if become_user is not None:
+        become_user = check_user(name, "ansible_become_user", str(become_user))
     return HostSpec(
         name=name,
-        address=str(first("ansible_host", "ansible_ssh_host") or name),
+        address=address,
         port=_port(name, port),
-        user=str(user) if user is not None else None,
+        user=user,
         key_file=os.path.expanduser(str(key_file)) if key_file is not None else None,
         become=_bool(name, "ansible_become", first("ansible_become")),
-        become_user=str(become_user) if become_user is not None else None,
+        become_user=become_user,
         gpu_user=str(first("rocmprov_gpu_user") or ""),
         python=str(python),
         vars=v,
     )
 
 
+def _key_of(v: Mapping[str, Any], *keys: str) -> str | None:
+    """The first of `keys` set in `v` (which variable a value came from, for messages)."""
+    return next((k for k in keys if v.get(k) not in (None, "")), None)
+
+
 def _port(host: str, value: Any) -> int | None:
     if value is None:
         return None
-    try:
-        port = int(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"{host}: ansible_port {value!r} is not a number") from None
-    if not 0 < port < 65536:
-        raise UsageError(f"{host}: ansible_port {port} is out of range")
-    return port
+    return check_port(host, "ansible_port", value.strip() if isinstance(value, str) else value)
 
 
 def _bool(host: str, key: str, value: Any) -> bool:
