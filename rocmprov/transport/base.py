@@ -37,13 +37,28 @@ class FailureClass(StrEnum):
 
 
 class HostUnreachable(Exception):
-    """The host could not be reached or used; `failure` names the class."""
+    """The host could not be reached or used; `failure` names the class.
 
-    def __init__(self, host: str, failure: FailureClass, message: str) -> None:
+    For host key refusals, `known_name` is the known_hosts name of the key that was refused
+    (`address`, or `[address]:port` off port 22; a jump host's when a jump host's key was
+    refused) and `known_hosts` the file it was checked against.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        failure: FailureClass,
+        message: str,
+        *,
+        known_name: str | None = None,
+        known_hosts: str | None = None,
+    ) -> None:
         super().__init__(f"{host}: {failure.value}: {message}")
         self.host = host
         self.failure = failure
         self.message = message
+        self.known_name = known_name
+        self.known_hosts = known_hosts
 
 
 class Transport(Protocol):
