@@ -17,8 +17,10 @@ from typing import Any
 from rocmprov.audit import audit_bundle
 from rocmprov.checks.policy import Policy
 from rocmprov.collect.bundle import Bundle
+from rocmprov.hostnames import strip_brackets
 from rocmprov.model import AuditResult, Finding, HostReport, Severity
 from rocmprov.transport.base import FailureClass, HostUnreachable
+from rocmprov.transport.ssh.known_hosts import forget_command, known_name
 
 
 def _hosts(args: argparse.Namespace) -> list:
@@ -81,8 +83,10 @@ def _stream(
     args: argparse.Namespace, hosts: list
 ) -> Iterator[tuple[Any, Bundle | HostUnreachable]]:
     from rocmprov.collect.fleet import collect_fleet
+    from rocmprov.transport.ssh import SSHOptions
 
     known, config = ssh_files(args, hosts)
+    preflight(hosts, SSHOptions.load(known_hosts=known, ssh_config=config))
     results = collect_fleet(
         hosts,
         forks=args.forks,
@@ -94,6 +98,17 @@ def _stream(
         for spec, result in results:
             progress.done(spec.name, result)
             yield spec, result
+
+
+def preflight(hosts: list, options: Any) -> None:
+    """Resolve every SSH host through ssh_config before any is contacted: a bad host name, user,
+    port or jump host (from the inventory or ssh_config) stops the run here with one line
+    (BadHostValue, exit 64), not as one host's failure after others were reached."""
+    from rocmprov.transport.ssh import SSHTransport
+
+    for spec in hosts:
+        if spec.connection != "local":
+            SSHTransport.from_spec(spec, options).close()
 
 
 def host_report(
@@ -118,12 +133,26 @@ def host_report(
                 "SSH host key CHANGED: refused (possible man-in-the-middle, or a reinstalled host)",
                 actual="changed",
                 expected="the recorded key",
-                fix=f"verify the new key out of band, then: ssh-keygen -R {spec_name}",
+                fix="verify the new key out of band, then: "
+                + forget_command(_known_name(result, spec_name, hostvars), result.known_hosts),
             ),
         )
     return HostReport(
         spec_name, findings, failure=result.failure.value, message=result.message, duration=duration
     )
+
+
+def _known_name(result: HostUnreachable, spec_name: str, hostvars: Mapping[str, Any]) -> str:
+    """The known_hosts name of the refused key: what the transport checked (a jump host's, where
+    that was the one refused), else the inventory's address and port ([address]:port off 22)."""
+    if result.known_name:
+        return result.known_name
+    address = hostvars.get("ansible_host") or hostvars.get("ansible_ssh_host") or spec_name
+    port = hostvars.get("ansible_port") or hostvars.get("ansible_ssh_port") or 22
+    try:
+        return known_name(strip_brackets(str(address)), int(port))
+    except (TypeError, ValueError):
+        return str(address)
 
 
 def audit_inventory(args: argparse.Namespace, cli_vars: Mapping[str, Any]) -> AuditResult:
@@ -153,6 +182,7 @@ def verify_inventory(args: argparse.Namespace) -> Iterator[Any]:
     hosts = _hosts(args)
     known, config = ssh_files(args, hosts)
     options = SSHOptions.load(known_hosts=known, ssh_config=config, accept_new=args.accept_new)
+    preflight(hosts, options)
 
     def one(spec: Any) -> VerifyReport:
         python = args.python or spec.python

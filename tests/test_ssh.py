@@ -368,8 +368,36 @@ def test_changed_key_refused_even_with_accept_new(
     for accept_new in (False, True):
         err = failure_of(transport(sshd, keys, kh, accept_new=accept_new))
         assert err.failure is FailureClass.HOSTKEY_CHANGED
-        assert "ssh-keygen -R" in err.message
+        assert f"ssh-keygen -R '{sshd.known_name}' -f {kh}" in err.message
+        assert (err.known_name, err.known_hosts) == (sshd.known_name, str(kh))
     assert kh.read_text() == text
+
+
+def test_changed_key_through_the_cli_names_the_known_hosts_entry_not_the_alias(
+    sshd: LoopbackSshd, keys: Keys, tmp_path: Path
+) -> None:
+    """The ssh.hostkey finding's fix removes `[address]:port`, the entry that was refused."""
+    import json
+
+    from tests.helpers import rocmprov
+
+    kh = tmp_path / "known_hosts"
+    kh.write_text(f"{sshd.known_name} {keygen(tmp_path / 'impostor')}\n")
+    inv = tmp_path / "hosts.yml"
+    inv.write_text(
+        "all:\n  hosts:\n    gpu-alias:\n      ansible_host: 127.0.0.1\n"
+        f"      ansible_port: {sshd.port}\n      ansible_user: root\n"
+        f"      ansible_ssh_private_key_file: {keys.good}\n"
+    )
+    run = rocmprov(
+        "audit", str(inv), "--format", "json", "--ssh-config", "/dev/null", "--known-hosts", str(kh)
+    )
+    assert run.rc == 2, run  # CRITICAL: the changed key is a security finding
+    (host,) = json.loads(run.stdout)["hosts"]
+    assert host["status"] != "ok" and "CHANGED" in host["message"]
+    (finding,) = [f for f in host["findings"] if f["check"] == "ssh.hostkey"]
+    assert finding["fix"].endswith(f"ssh-keygen -R '[127.0.0.1]:{sshd.port}' -f {kh}")
+    assert "gpu-alias" not in finding["fix"]
 
 
 def test_revoked_key_refused(sshd: LoopbackSshd, keys: Keys, tmp_path: Path) -> None:
@@ -586,6 +614,54 @@ def test_proxycommand(sshd: LoopbackSshd, keys: Keys, known: Path, tmp_path: Pat
     )
     with SSHTransport("via-cmd", options=options(known, ssh_config=cfg)) as t:
         assert t.run("echo relayed", timeout=10).stdout == "relayed\n"
+
+
+def test_changed_jump_host_key_names_the_jump_host_entry(
+    sshd: LoopbackSshd, jump: LoopbackSshd, keys: Keys, tmp_path: Path
+) -> None:
+    kh = tmp_path / "known_hosts"
+    kh.write_text(sshd.known_line() + f"{jump.known_name} {keygen(tmp_path / 'impostor')}\n")
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(
+        f"Host target\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User root\n"
+        f"  IdentityFile {keys.good}\n  ProxyJump root@127.0.0.1:{jump.port}\n"
+    )
+    err = failure_of(SSHTransport("target", options=options(kh, ssh_config=cfg)))
+    assert err.failure is FailureClass.HOSTKEY_CHANGED
+    assert err.known_name == jump.known_name
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"address": "127.0.0.1;touch {tmp}/injected;"}, "address"),
+        ({"address": "127.0.0.1", "port": 0}, "port"),
+        ({"address": "127.0.0.1", "user": "root;touch {tmp}/injected"}, "user"),
+        ({"address": "127.0.0.1", "become_user": "$(touch {tmp}/injected)"}, "become_user"),
+    ],
+)
+def test_transport_checks_values_before_ssh_config_sees_them(
+    tmp_path: Path, kwargs: dict[str, object], field: str
+) -> None:
+    """The API path (no inventory): a real ssh_config whose Match exec would run the name."""
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(f'Match exec "touch {tmp_path}/pwned-%h"\n  User root\n')
+    args = {k: v.format(tmp=tmp_path) if isinstance(v, str) else v for k, v in kwargs.items()}
+    with pytest.raises(UsageError, match=f"^host 'evil': {field} "):
+        SSHTransport("evil", options=options(tmp_path / "kh", ssh_config=cfg), **args)  # type: ignore[arg-type]
+    assert not (tmp_path / "injected").exists()
+    assert not list(tmp_path.glob("pwned-*"))  # not even looked up
+
+
+def test_bracketed_ipv6_address_and_ssh_config_port(keys: Keys, tmp_path: Path) -> None:
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text("Host ::1\n  Port 2222\n")
+    t = SSHTransport("v6", options=options(tmp_path / "kh", ssh_config=cfg), address="[::1]")
+    assert t.endpoint.endswith("@::1:2222")
+    assert t._target.known_name == "[::1]:2222"
+    cfg.write_text("Host gpu\n  Port 22;id\n")
+    with pytest.raises(UsageError, match="ssh_config Port"):
+        SSHTransport("gpu", options=options(tmp_path / "kh", ssh_config=cfg))
 
 
 def test_missing_ssh_config_is_a_usage_error(tmp_path: Path) -> None:

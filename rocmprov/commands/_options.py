@@ -1,14 +1,33 @@
-"""Options that every command reaching hosts over SSH shares (audit, collect, repair, verify)."""
+"""Options that every command reaching hosts over SSH shares (audit, collect, repair, verify),
+and the one check of --forks that every command uses (apply too)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from rocmprov.exitcodes import UsageError
+
+
+def check_forks(value: object) -> int:
+    """--forks as an int, 1 or more; anything else (0, -5, "many", True) is a UsageError."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise UsageError(f"--forks must be a whole number, 1 or more (not {str(value)!r})")
+    return int(text)
+
+
+def forks_arg(text: str) -> int:
+    """argparse type= for --forks: check_forks, reported as argparse's usage error (exit 64)."""
+    try:
+        return check_forks(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--forks ")) from None
+
 
 def add_fleet_options(parser: argparse.ArgumentParser, *, forks: int, become: bool = True) -> None:
     parser.add_argument("--limit", help="Ansible host pattern, as in ansible --limit")
-    parser.add_argument("--forks", type=int, default=forks, help=f"hosts at once ({forks})")
+    parser.add_argument("--forks", type=forks_arg, default=forks, help=f"hosts at once ({forks})")
     parser.add_argument(
         "--accept-new",
         action="store_true",

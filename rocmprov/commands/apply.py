@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", help="Ansible host pattern")
     parser.add_argument("--tags", help="only these role tags (e.g. rocmprov_repo,rocmprov_users)")
     parser.add_argument("--skip-tags", help="skip these tags (e.g. rocmprov_torch)")
-    parser.add_argument("--forks", type=int, help="hosts worked on at once")
+    from rocmprov.commands._options import forks_arg  # --forks: one check for every command
+
+    parser.add_argument("--forks", type=forks_arg, help="hosts worked on at once")
     parser.add_argument(
         "-e",
         "--extra-vars",
@@ -83,8 +85,10 @@ def _options(args: argparse.Namespace) -> Any:
 
     if args.format not in FORMATS:
         raise UsageError(f"unknown format {args.format!r} (choose from {', '.join(FORMATS)})")
-    if args.forks is not None and args.forks < 1:
-        raise UsageError("--forks must be 1 or more")
+    if args.forks is not None:  # set through the API as well as argparse: the same check
+        from rocmprov.commands._options import check_forks
+
+        check_forks(args.forks)
     extravars = parse_extravars(args.extra_vars)
     inv = args.inventory
     if "," not in inv and not Path(inv).expanduser().exists():

@@ -31,14 +31,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rocmprov.report.json_report import error_document
-
+    """Audit and render. Every way out of a JSON run prints one document: usage errors (64),
+    unanalysable input (3), and Ctrl-C (130, with "interrupted" as the error)."""
     if args.format not in FORMATS:
         return _fail(
             args, f"unknown format {args.format!r} (choose from {', '.join(FORMATS)})", Exit.USAGE
         )
     try:
         result = _audit(args)
+    except KeyboardInterrupt:
+        return _fail(args, "interrupted", Exit.INTERRUPTED)
     except UsageError as exc:
         return _fail(args, str(exc), Exit.USAGE)
     except Exception as exc:  # InputError and anything unforeseen: one line, UNKNOWN
@@ -46,8 +48,6 @@ def run(args: argparse.Namespace) -> int:
         return _fail(args, str(exc) or type(exc).__name__, code)
     _render(result, args)
     return int(result.exit_code)
-
-    error_document  # noqa: B018 (imported for _fail)
 
 
 def _audit(args: argparse.Namespace):
