@@ -151,7 +151,7 @@ def resolve(
         suite = suites.get(apt_key)
         if suite is None or not apt.get("rocm"):
             listed = ", ".join(sorted(suites)) or "none"
-            out["error"] = f"{where} has no apt repository for {host['label']} (published: {listed})"
+            out["error"] = f"{where} has no apt repository for {host['label']} ({listed})"
             return out
         distro_dir = str((apt.get("distro_dirs") or {}).get(apt_key, ""))
 
@@ -171,7 +171,7 @@ def resolve(
         rocm_key = _pick_minor(rocm_paths, host["version"], host["major"], "newest")
         if rocm_key is None:
             listed = ", ".join(sorted(rocm_paths)) or "none"
-            out["error"] = f"{where} has no repository for {host['label']} (published: {listed})"
+            out["error"] = f"{where} has no repository for {host['label']} ({listed})"
             return out
         out["rocm_url"] = _mirror(_join(base, rocm_paths[rocm_key]), mirrors)
         amdgpu_paths = section.get("amdgpu") or {}
@@ -179,12 +179,13 @@ def resolve(
         amdgpu_key = _pick_minor(amdgpu_paths, host["version"], host["major"], rule)
         if amdgpu_paths and amdgpu_key is None:
             listed = ", ".join(sorted(amdgpu_paths))
-            out["error"] = f"{where}: AMD publishes no amdgpu driver for {host['label']} (published: {listed})"
+            out["error"] = f"{where}: no amdgpu driver for {host['label']} (AMD: {listed})"
             return out
         if amdgpu_key is not None:
             out["amdgpu_url"] = _mirror(_join(base, amdgpu_paths[amdgpu_key]), mirrors)
     else:
-        out["error"] = f"{where}: {host['label'] or 'this OS'} is not a Debian, RedHat or SUSE family system"
+        label = host["label"] or "this OS"
+        out["error"] = f"{where}: {label} is not of the Debian, RedHat or SUSE family"
     return out
 
 
