@@ -8,8 +8,8 @@ from pathlib import Path
 
 from rocmprov.audit import audit_bundle, audit_local
 from rocmprov.collect.bundle import SCHEMA, Bundle, ProbeOutput, read_bundle, write_bundle
-from rocmprov.scrub import scrub
 from rocmprov.model import Severity
+from rocmprov.scrub import scrub
 from tests.helpers import rocmprov
 
 
@@ -32,7 +32,7 @@ def test_cli_collect_and_audit_bundle_agree_with_live(tmp_path: Path) -> None:
     assert run.rc == 0, run.stderr
     (host_dir,) = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
     live = json.loads(rocmprov("audit", "--format", "json").stdout)
-    for target in (host_dir, host_dir.with_suffix(".tar.gz")):
+    for target in (host_dir, host_dir.parent / f"{host_dir.name}.tar.gz"):
         from_bundle = json.loads(
             rocmprov("audit", "--bundle", str(target), "--format", "json").stdout
         )

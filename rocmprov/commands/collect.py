@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tarfile
 from pathlib import Path
 
 from rocmprov.commands._options import add_fleet_options
@@ -24,25 +23,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rocmprov.collect.bundle import write_bundle
+    from rocmprov.collect.bundle import BundleWriter
 
     if args.inventory and args.local:
         raise UsageError("give INVENTORY or --local, not both")
-    if args.output.exists() and not args.output.is_dir():
-        raise UsageError(f"not a directory: {args.output}")
     written = 0
     failed = 0
-    for bundle, error in _bundles(args):
-        if error:
-            failed += 1
-            print(f"rocmprov: {error}", file=sys.stderr)
-            continue
-        path = write_bundle(bundle, args.output)
-        if args.tar:
-            with tarfile.open(path.with_suffix(".tar.gz"), "w:gz") as tar:
-                tar.add(path, arcname=path.name)
-        written += 1
-        print(f"{bundle.host}: {path}", file=sys.stderr)
+    # The output directory is checked (owner, mode, writable) before any probe runs.
+    with BundleWriter(args.output, tar=args.tar) as writer:
+        for bundle, error in _bundles(args):
+            if error:
+                failed += 1
+                print(f"rocmprov: {error}", file=sys.stderr)
+                continue
+            try:
+                done = writer.write(bundle)
+            except OSError as exc:
+                failed += 1
+                why = exc.strerror or str(exc)
+                print(f"rocmprov: {bundle.host}: cannot write its bundle in {args.output}: {why}",
+                      file=sys.stderr)
+                continue
+            written += 1
+            also = f" and {done.tar}" if done.tar else ""
+            print(f"{bundle.host}: {done.path}{also}", file=sys.stderr)
     if failed:
         return Exit.UNKNOWN
     return Exit.OK if written else Exit.UNKNOWN
