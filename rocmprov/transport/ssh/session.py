@@ -251,7 +251,14 @@ class SSHTransport:
             return self._fail(FailureClass.DISCONNECTED, f"ProxyCommand for {where} failed: {exc}")
         text = " ".join(str(exc).split()) or type(exc).__name__
         if isinstance(exc, paramiko.SSHException) and "banner" in text.lower():
-            if "timed out" in text.lower() or "timeout" in text.lower():
+            # paramiko raises "Error reading SSH protocol banner" with an empty socket.timeout
+            # as its context when its own banner deadline passes: that is a timeout too
+            cause = exc.__cause__ or exc.__context__
+            if (
+                isinstance(cause, TimeoutError)
+                or "timed out" in text.lower()
+                or "timeout" in text.lower()
+            ):
                 return self._fail(
                     FailureClass.TIMEOUT, f"{where} sent no SSH banner within {timeout:g}s"
                 )
