@@ -1,4 +1,4 @@
-"""What the playbooks install, read from the playbooks' own vars files (one source of truth).
+"""What the playbooks install, read from the playbooks' own files (one source of truth).
 
 The audit judges "ROCm package removed" against exactly the list `rocmprov apply` installs.
 """
@@ -47,12 +47,13 @@ def distro_packages(os_id: str, version_id: str) -> list[str]:
     return []
 
 
-def amd_packages(rocm_version: str) -> list[str]:
-    """AMD's meta-package for a ROCm release (rocm-dev for 5.x/6.x, rocm for 7.x)."""
-    data = _vars("rocmprov_packages", "main.yml") or {}
-    mapping = data.get("_rocmprov_packages_amd_map") or {}
-    parts = rocm_version.split(".")
-    for key in (rocm_version, ".".join(parts[:2]), parts[0]):
-        if key in mapping:
-            return [str(p) for p in mapping[key]]
-    return []
+def ansible_facts_for(os_id: str, version_id: str) -> dict[str, str]:
+    """The Ansible facts the playbooks would see on a host with this os-release, for the
+    release resolver (rocmprov.releases.resolve) that the playbooks use."""
+    dist, family = _DISTRIBUTION.get(os_id, (os_id.capitalize(), ""))
+    return {
+        "distribution": dist,
+        "distribution_version": version_id,
+        "distribution_major_version": version_id.split(".")[0],
+        "os_family": family,
+    }

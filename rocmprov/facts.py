@@ -10,9 +10,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rocmprov.collect.bundle import Bundle, ProbeOutput
-from rocmprov.parse.apt import RepoConfig, parse_apt_rocm, parse_packages, upstream_version
+from rocmprov.parse.apt import RepoConfig, parse_apt_rocm, parse_packages
 from rocmprov.parse.lspci import parse_lspci
 from rocmprov.parse.pci import PciDevice
+from rocmprov.parse.rocm import (
+    RocmInstall,
+    VersionRecord,
+    find_installs,
+    parse_ldconf,
+    parse_version_records,
+    stray_libraries,
+)
 from rocmprov.parse.rocminfo import RocmInfo, parse_rocminfo
 from rocmprov.parse.smi import SmiGpu, parse_amd_smi, parse_rocm_smi
 from rocmprov.parse.sysfs import parse_pci_sysfs
@@ -61,7 +69,10 @@ class HostFacts:
     torch: TorchInfo | None = None
     repo: RepoConfig | None = None
     packages: dict[str, str] | None = None  # installed package -> version
-    rocm_source: str = ""  # where the installed ROCm came from: amd | distro | ""
+    rocm_source: str = ""  # stream of the installed ROCm: legacy | therock | distro | ""
+    rocm_installs: tuple[RocmInstall, ...] | None = None  # every install seen, primary first
+    rocm_stray: tuple[str, ...] = ()  # distribution ROCm libraries with no install around them
+    rocm_ldconf: tuple[str, ...] | None = None  # ROCm lib dirs in /etc/ld.so.conf.d
     logs: dict[str, str] = field(default_factory=dict)  # raw text the explain table reads
 
     @property
@@ -90,6 +101,7 @@ class HostFacts:
             "numa_balancing": self.numa_balancing,
             "torch": self.torch.version if self.torch else None,
             "rocm_source": self.rocm_source or None,
+            "rocm_installs": [i.label for i in self.rocm_installs or ()],
         }
 
 
@@ -108,7 +120,9 @@ def build_facts(bundle: Bundle) -> HostFacts:
     uname = _ok(g("uname"))
     cmd = _ok(g("cmdline"))
     packages = _parsed(g("packages"), parse_packages)
-    rocm_version, rocm_source = _rocm(g("rocm-version"), packages)
+    installs = _installs(g("rocm-installs"), g("rocm-version"), packages)
+    rocm_version = installs[0].version if installs else (None if installs is None else "")
+    rocm_source = installs[0].stream if installs else ""
     return HostFacts(
         host=bundle.host,
         probe_status=status,
@@ -124,6 +138,9 @@ def build_facts(bundle: Bundle) -> HostFacts:
         groups=_parsed(g("groups"), parse_groups),
         rocm_version=rocm_version,
         rocm_source=rocm_source,
+        rocm_installs=installs,
+        rocm_stray=stray_libraries(packages, installs or ()),
+        rocm_ldconf=_parsed(g("rocm-installs"), parse_ldconf),
         rocminfo=_rocminfo(g("rocminfo")),
         smi_gpus=_smi(g("amd-smi-static"), g("rocm-smi")),
         dmesg=_ok(g("dmesg")),
@@ -140,24 +157,22 @@ def build_facts(bundle: Bundle) -> HostFacts:
     )
 
 
-# ROCm's own packages name the release: AMD's rocm-core, or the distribution's HIP runtime
-_ROCM_PACKAGES = (("rocm-core", "amd"), ("hip-runtime-amd", "amd"), ("libamdhip64-5", "distro"),
-                  ("libamdhip64-6", "distro"), ("hip-runtime", "distro"))
-
-
-def _rocm(out: ProbeOutput | None, packages: dict[str, str] | None) -> tuple[str | None, str]:
-    """/opt/rocm/.info/version, else the version of ROCm's own packages ("" = not installed)."""
-    for name, source in _ROCM_PACKAGES:
-        if packages and name in packages:
-            found = upstream_version(packages[name])
-            if out is not None and out.status == "ok" and parse_version_file(out.stdout):
-                return parse_version_file(out.stdout), source
-            return found, source
-    if out is None:
-        return (None, "") if packages is None else ("", "")
-    if out.status == "ok":
-        return parse_version_file(out.stdout), "amd"
-    return ("", "") if out.status == "missing" else (None, "")
+def _installs(
+    records: ProbeOutput | None, version_file: ProbeOutput | None, packages: dict[str, str] | None
+) -> tuple[RocmInstall, ...] | None:
+    """Every ROCm install the probes show (rocmprov.parse.rocm); None when nothing was looked at.
+    Bundles from before the rocm-installs probe still carry /opt/rocm/.info/version."""
+    found = list(_parsed(records, parse_version_records) or ())
+    if version_file is not None and version_file.status == "ok":
+        found.append(
+            VersionRecord("/opt/rocm/.info/version", parse_version_file(version_file.stdout))
+        )
+    looked = (
+        _ok(records) is not None
+        or packages is not None
+        or (version_file is not None and version_file.status in ("ok", "missing"))
+    )
+    return find_installs(tuple(found), packages) if looked else None
 
 
 def _gpu_manager(out: ProbeOutput | None) -> str | None:

@@ -84,8 +84,23 @@ _APT_ROCM = (
     'case "${f##*/}" in *rocm*|*amdgpu*|*radeon*) ;; *) continue;; esac; '
     '[ -f "$f" ] || continue; printf \'== key %s\\n\' "$f"; '
     "command -v gpg >/dev/null 2>&1 && "
-    'gpg --batch --show-keys --with-colons "$f" 2>/dev/null | grep -E \'^(pub|fpr):\'; '
+    "gpg --batch --show-keys --with-colons \"$f\" 2>/dev/null | grep -E '^(pub|fpr):'; "
     "done; exit 0"
+)
+
+# Where each AMD stream records its release (the release table's streams block): legacy
+# /opt/rocm-X.Y.Z/.info/version (/opt/rocm links there), TheRock /opt/rocm/core-X.Y/.info/version
+# (/opt/rocm/core links there). A TheRock prefix without the file is listed by its directory.
+_ROCM_INSTALLS = (
+    "for f in /opt/rocm/.info/version /opt/rocm-*/.info/version /opt/rocm/core/.info/version "
+    "/opt/rocm/core-*/.info/version; do "
+    '[ -f "$f" ] && printf \'%s\\t%s\\n\' "$f" "$(head -c 200 "$f" | head -n 1)"; '
+    "done; "
+    'for d in /opt/rocm/core-*; do [ -d "$d" ] && echo "$d"; done; '
+    # AMD's post-install step: the dynamic linker's entry for the prefix's lib directories.
+    "for f in /etc/ld.so.conf.d/*.conf; do "
+    '[ -f "$f" ] && while read -r l; do case "$l" in */rocm*) echo "ldconf $f $l";; esac; '
+    'done < "$f"; done; exit 0'
 )
 
 _PACKAGES = (
@@ -141,6 +156,7 @@ def build_probes(*, gpu_user: str = "", python: str = "python3") -> tuple[Probe,
             "amdgpu-initstate", "amdgpu driver state", _read_file("/sys/module/amdgpu/initstate")
         ),
         Probe("rocm-version", "installed ROCm release", _read_file("/opt/rocm/.info/version")),
+        Probe("rocm-installs", "ROCm version records of both AMD streams", _ROCM_INSTALLS),
         Probe(
             "rocminfo", "HSA agents (gfx targets)", _need_tool("rocminfo", "rocminfo"), timeout=60
         ),

@@ -27,6 +27,8 @@ WARNING = "warning"
 CRITICAL = "critical"
 UNKNOWN = "unknown"
 
+MATRIX_URL = "https://rocm.docs.amd.com/en/latest/compatibility/compatibility-matrix.html"
+
 _RELEASE_RE = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?")
 _KERNEL_RE = re.compile(r"^\s*(\d+)\.(\d+)")
 _TORCH_RE = re.compile(r"^\s*(\d+\.\d+(?:\.\d+)?)([A-Za-z0-9.]*?)(?:\+([A-Za-z0-9._-]+))?\s*$")

@@ -105,10 +105,14 @@ def test_release_gpu_rows_only_name_targets_the_gpu_table_knows() -> None:
         assert pci["gfx"] in known, pci["id"]
 
 
-def test_the_brief_releases_are_all_covered() -> None:
-    assert support.supported_releases() == [
-        "5.7", "6.0", "6.1", "6.2", "6.3", "6.4", "7.0", "7.1", "7.2"
-    ]  # fmt: skip
+def test_every_production_release_of_the_release_table_has_a_support_matrix_row() -> None:
+    """The audit judges OS/kernel/GPU for every release apply can install (issue 12): each
+    production minor of the release table (both streams) is a row of the support matrix."""
+    from rocmprov import releases
+
+    minors = {r.minor for r in releases.all_releases() if r.status == "production"}
+    assert {"6.0", "7.2", "7.14", "10.0"} <= minors  # both streams are in the table
+    assert minors - set(support.supported_releases()) == set()
 
 
 # --- OS --------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ CHECKS: tuple[Check, ...] = (
     software.check_torch,
     repo.check_repo,
     repo.check_packages,
+    repo.check_prerequisites,
     logs.check_logs,
 )
 

@@ -99,7 +99,7 @@ def check_gfx(facts: HostFacts, policy: Policy) -> list[Finding]:
                 fix="install rocminfo and make /dev/kfd usable",
             )
         ]
-    rocm = policy.rocm_version or facts.rocm_version or None
+    rocm = policy.target(facts.rocm_version)
     out = []
     for agent in facts.rocminfo.gpus:
         gfx = agent.gfx

@@ -15,6 +15,11 @@ class Policy:
     expected_gpu_count: int | None = None
     require_gpu: bool = True  # a host without an AMD GPU is CRITICAL (it cannot run ROCm work)
     repo_source: str = ""  # "amd" | "distro" | "" (infer from the host)
+    # The package lists apply was told to install (the packages role's variables): the audit
+    # judges "package missing" against exactly these when they are set.
+    packages_amd: tuple[str, ...] = ()
+    packages_distro: tuple[str, ...] = ()
+    packages_extra: tuple[str, ...] = ()
 
     @classmethod
     def from_vars(cls, hostvars: Mapping[str, Any]) -> Policy:
@@ -26,7 +31,25 @@ class Policy:
             expected_gpu_count=_int(hostvars.get("rocmprov_expected_gpu_count")),
             require_gpu=_bool(hostvars.get("rocmprov_require_gpu"), True),
             repo_source=str(hostvars.get("rocmprov_repo_source") or ""),
+            packages_amd=_names(hostvars.get("rocmprov_packages_amd")),
+            packages_distro=_names(hostvars.get("rocmprov_packages_distro")),
+            packages_extra=_names(hostvars.get("rocmprov_packages_extra")),
         )
+
+    def target(self, installed: str | None) -> str:
+        """The release a host is judged against: the inventory's, else what is really
+        installed, else the release table's default (the one `rocmprov apply` installs)."""
+        from rocmprov import releases
+
+        return self.rocm_version or installed or releases.default_version()
+
+
+def _names(v: Any) -> tuple[str, ...]:
+    if isinstance(v, str):
+        return tuple(p for p in v.replace(",", " ").split() if p)
+    if isinstance(v, list | tuple):
+        return tuple(str(p) for p in v if isinstance(p, str | int) and str(p))
+    return ()
 
 
 def _int(v: Any) -> int | None:

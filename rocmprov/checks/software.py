@@ -2,45 +2,93 @@
 
 from __future__ import annotations
 
-from rocmprov.checks.base import CRITICAL, OK, UNKNOWN, WARNING
+from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped
 from rocmprov.checks.policy import Policy
 from rocmprov.facts import HostFacts
 from rocmprov.model import Finding
 
 REF_INSTALL = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/"
 REF_TORCH = "https://pytorch.org/get-started/previous-versions/"
+REF_CORE_SDK = "https://rocm.docs.amd.com/en/docs-10.0.0/about/transition-guide-TheRock.html"
 
 
 def check_rocm(facts: HostFacts, policy: Policy) -> list[Finding]:
-    if facts.rocm_version is None:
-        return [Finding("rocm.installed", UNKNOWN, "ROCm version not collected")]
-    installed = facts.rocm_version
-    sev = CRITICAL if facts.amd_gpus else WARNING
-    if not installed:
+    installs = facts.rocm_installs
+    if installs is None:
+        if facts.rocm_version is None:
+            return [Finding("rocm.installed", UNKNOWN, "ROCm version not collected")]
+        installs = ()
+    target = policy.target(facts.rocm_version)
+    stray = (
+        f"; {', '.join(facts.rocm_stray)} is a distribution library, not a ROCm install"
+        if facts.rocm_stray
+        else ""
+    )
+    if not installs:
+        if not facts.amd_gpus and not policy.rocm_version:
+            return [skipped("rocm.installed", f"{NO_AMD_GPU} and no ROCm installed{stray}")]
         return [
             Finding(
                 "rocm.installed",
-                sev,
-                "ROCm not installed (/opt/rocm/.info/version)",
+                CRITICAL if facts.amd_gpus else WARNING,
+                f"ROCm not installed (no version record of either AMD stream, no ROCm "
+                f"packages){stray}",
                 actual="none",
-                expected=policy.rocm_version or "a ROCm release",
-                fix="rocmprov apply INVENTORY",
+                expected=f"ROCm {target}",
+                fix=f"rocmprov apply INVENTORY -e rocmprov_rocm_version={target}",
                 ref=REF_INSTALL,
             )
         ]
-    if policy.rocm_version and not installed.startswith(policy.rocm_version):
-        return [
+    primary = installs[0]
+    out: list[Finding] = []
+    amd = [i for i in installs if i.stream != "distro"]
+    if len({i.stream for i in amd}) > 1 or len({i.version for i in amd}) > 1:
+        out.append(
             Finding(
                 "rocm.installed",
                 WARNING,
-                f"ROCm {installed}, site targets {policy.rocm_version}",
-                actual=installed,
+                "more than one AMD ROCm install: " + ", ".join(i.label for i in amd),
+                actual="; ".join(f"{i.label} ({i.evidence})" for i in amd),
+                expected="one release (AMD: uninstall ROCm 7.2.x or older before the ROCm Core "
+                "SDK)",
+                fix=f"rocmprov apply INVENTORY -e rocmprov_rocm_version={target}, then remove "
+                "the other release's packages (apt/dnf remove)",
+                ref=REF_CORE_SDK,
+            )
+        )
+    if policy.rocm_version and not _same_release(primary.version, policy.rocm_version):
+        out.append(
+            Finding(
+                "rocm.installed",
+                WARNING,
+                f"{primary.label} installed, the site targets ROCm {policy.rocm_version}",
+                actual=f"{primary.version} ({primary.evidence})",
                 expected=policy.rocm_version,
-                fix="rocmprov apply INVENTORY",
+                fix=f"rocmprov apply INVENTORY -e rocmprov_rocm_version={policy.rocm_version}",
                 ref=REF_INSTALL,
             )
-        ]
-    return [Finding("rocm.installed", OK, f"ROCm {installed}", actual=installed)]
+        )
+    if not out:
+        out.append(
+            Finding(
+                "rocm.installed",
+                OK,
+                primary.label,
+                actual=f"{primary.version} ({primary.evidence})",
+            )
+        )
+    return out
+
+
+def _same_release(installed: str, wanted: str) -> bool:
+    """7.2.1 is what "7.2" or "7.2.1" asks for; "default"/"latest" ask for the table's row."""
+    from rocmprov import releases
+
+    row = releases.find(wanted)
+    want = row.version if row else wanted
+    if len(wanted.split(".")) == 2 and row is not None:
+        want = wanted
+    return installed == want or installed.startswith(want + ".")
 
 
 def check_torch(facts: HostFacts, policy: Policy) -> list[Finding]:
@@ -60,7 +108,7 @@ def check_torch(facts: HostFacts, policy: Policy) -> list[Finding]:
                 ref=REF_TORCH,
             )
         ]
-    rocm = policy.rocm_version or facts.rocm_version or None
+    rocm = policy.target(facts.rocm_version)
     v = support.torch_verdict(t.version, t.hip or None, rocm)
     sev = v.severity
     if not facts.amd_gpus and sev in (WARNING, CRITICAL):

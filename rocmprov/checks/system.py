@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rocmprov.checks.base import OK, UNKNOWN, WARNING, from_verdict, skipped
+from rocmprov.checks.base import NO_AMD_GPU, OK, UNKNOWN, WARNING, from_verdict, skipped
 from rocmprov.checks.policy import Policy
 from rocmprov.facts import HostFacts
 from rocmprov.model import Finding
@@ -10,8 +10,8 @@ from rocmprov.model import Finding
 REF_TUNING = "https://rocm.docs.amd.com/en/latest/how-to/system-optimization/mi300x.html"
 
 
-def target_rocm(facts: HostFacts, policy: Policy) -> str | None:
-    return policy.rocm_version or facts.rocm_version or None
+def target_rocm(facts: HostFacts, policy: Policy) -> str:
+    return policy.target(facts.rocm_version)
 
 
 def check_os(facts: HostFacts, policy: Policy) -> list[Finding]:
@@ -19,34 +19,29 @@ def check_os(facts: HostFacts, policy: Policy) -> list[Finding]:
 
     if facts.os is None:
         return [Finding("os.supported", UNKNOWN, "os-release not collected")]
-    rocm = target_rocm(facts, policy)
     os_name = f"{facts.os.id} {facts.os.version_id}".strip()
-    note = ""
-    if not rocm:  # nothing installed or targeted: judge against the newest release we know
-        releases = support.supported_releases()
-        if not releases:
-            return [Finding("os.supported", UNKNOWN, f"{os_name}: no ROCm release known")]
-        rocm, note = releases[-1], " (the newest release known; set rocmprov_rocm_version)"
+    if not facts.amd_gpus and not facts.rocm_version and not policy.rocm_version:
+        why = f"{NO_AMD_GPU} and no ROCm installed or targeted"
+        return [skipped("os.supported", why), skipped("os.kernel", why)]
+    rocm = target_rocm(facts, policy)
+    if not rocm:
+        return [Finding("os.supported", UNKNOWN, f"{os_name}: no ROCm release known")]
+    note = "" if (policy.rocm_version or facts.rocm_version) else " (rocmprov's default release)"
     v = support.os_verdict(rocm, facts.os.id, facts.os.version_id)
-    out = [
-        from_verdict(
-            "os.supported",
-            v,
-            f"{os_name} on ROCm {rocm}{note}: {v.reason}",
-            fix=f"an OS listed for ROCm {rocm} ({v.expected}), or a ROCm release "
-            f"that lists {os_name}",
-        )
-    ]
+    fix = (
+        f"an OS listed for ROCm {rocm} ({v.expected}), or a ROCm release that lists {os_name}"
+        if v.expected
+        else f"check AMD's compatibility matrix for ROCm {rocm}: {support.MATRIX_URL}"
+    )
+    out = [from_verdict("os.supported", v, f"{os_name} on ROCm {rocm}{note}: {v.reason}", fix=fix)]
     if facts.kernel:
         k = support.kernel_verdict(rocm, facts.os.id, facts.os.version_id, facts.kernel)
-        out.append(
-            from_verdict(
-                "os.kernel",
-                k,
-                f"kernel {facts.kernel}: {k.reason}",
-                fix=f"boot a kernel AMD lists for this OS: {k.expected}",
-            )
+        kfix = (
+            f"boot a kernel AMD lists for {os_name} under ROCm {rocm}: {k.expected}"
+            if k.expected
+            else f"check AMD's kernel list for ROCm {rocm}: {support.MATRIX_URL}"
         )
+        out.append(from_verdict("os.kernel", k, f"kernel {facts.kernel}: {k.reason}", fix=kfix))
     return out
 
 
