@@ -48,7 +48,7 @@ def _local_names() -> set[str]:
     return {safe.strip("."), safe.strip(".-")}
 
 
-def _bounded(*argv: str, timeout: float = 60) -> Run:
+def _bounded(*argv: str, timeout: float = 120) -> Run:
     """The real CLI in a subprocess, with 1 GiB of address space and a time limit, so that an
     unbounded read fails the test instead of hanging it or eating the machine's memory."""
 
@@ -339,7 +339,7 @@ def test_tar_bombs_are_refused_quickly_in_little_memory(
     assert bomb.stat().st_size < 2 * MiB
     start = time.monotonic()
     run = _bounded("audit", "--bundle", str(bomb))
-    assert time.monotonic() - start < 30
+    assert time.monotonic() - start < 60
     _assert_bad_bundle(run, bomb, *needles)
 
 
@@ -397,34 +397,34 @@ def test_symlinked_manifest_and_bundle_subdir_are_not_followed(tmp_path: Path) -
 def test_fifo_manifest_does_not_hang(good_dir: Path) -> None:
     (good_dir / "manifest.json").unlink()
     os.mkfifo(good_dir / "manifest.json")
-    run = _bounded("audit", "--bundle", str(good_dir), timeout=30)
+    run = _bounded("audit", "--bundle", str(good_dir), timeout=120)
     _assert_bad_bundle(run, good_dir, "manifest.json is a FIFO")
 
 
 def test_fifo_probe_output_does_not_hang(good_dir: Path) -> None:
     (good_dir / "uname.out").unlink()
     os.mkfifo(good_dir / "uname.out")
-    run = _bounded("audit", "--bundle", str(good_dir), timeout=30)
+    run = _bounded("audit", "--bundle", str(good_dir), timeout=120)
     _assert_bad_bundle(run, good_dir, "uname.out is a FIFO")
 
 
 def test_device_node_as_manifest_is_refused(good_dir: Path) -> None:
     (good_dir / "manifest.json").unlink()
     os.mknod(good_dir / "manifest.json", 0o600 | stat.S_IFCHR, os.makedev(1, 5))  # /dev/zero
-    run = _bounded("audit", "--bundle", str(good_dir), timeout=30)
+    run = _bounded("audit", "--bundle", str(good_dir), timeout=120)
     _assert_bad_bundle(run, good_dir, "character device")
 
 
 @pytest.mark.parametrize("target", ["/dev/zero", "/dev/null"])
 def test_device_as_bundle_is_refused(target: str) -> None:
-    run = _bounded("audit", "--bundle", target, timeout=30)
+    run = _bounded("audit", "--bundle", target, timeout=120)
     _assert_bad_bundle(run, Path(target), "character device")
 
 
 def test_fifo_as_bundle_is_refused(tmp_path: Path) -> None:
     fifo = tmp_path / "bundle.tar.gz"
     os.mkfifo(fifo)
-    run = _bounded("audit", "--bundle", str(fifo), timeout=30)
+    run = _bounded("audit", "--bundle", str(fifo), timeout=120)
     _assert_bad_bundle(run, fifo, "FIFO")
 
 

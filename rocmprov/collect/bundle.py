@@ -19,6 +19,7 @@ import secrets
 import shutil
 import stat
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -145,7 +146,8 @@ class BundleWriter:
         os.close(self._stage)
         self._stage = -1
         try:
-            shutil.rmtree(self._stage_name, dir_fd=self._fd)
+            with suppress(OSError):  # best effort: a leftover .rocmprov-* is never read as a bundle
+                shutil.rmtree(self._stage_name, dir_fd=self._fd)
         finally:
             os.close(self._fd)
 
@@ -162,9 +164,16 @@ class BundleWriter:
             os.close(wfd)
         if self.tar:
             write_tar(self._stage, f"{work}.tar.gz", name, files)
-        if exists_at(self._fd, name):  # this caller's earlier bundle of this host: replaced
+        old = exists_at(self._fd, name)  # this caller's earlier bundle of this host: replaced
+        if old:
             os.rename(name, f"{work}.old", src_dir_fd=self._fd, dst_dir_fd=self._stage)
-        place_dir(self._stage, work, self._fd, name)
+        try:
+            place_dir(self._stage, work, self._fd, name)
+        except OSError:
+            if old:  # put the earlier bundle back rather than lose it
+                with suppress(OSError):
+                    os.rename(f"{work}.old", name, src_dir_fd=self._stage, dst_dir_fd=self._fd)
+            raise
         self._taken.add(name)
         tar_path = None
         if self.tar:
