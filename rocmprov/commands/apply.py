@@ -2,7 +2,13 @@
 torch) on an inventory through ansible-runner, with live per-host progress, then audit.
 
 Exit codes: 0 every host ok; 2 a host failed; 3 a host unreachable (and none failed) or the
-run produced no result; 64 bad usage (nothing was changed); 130 interrupted (Ctrl-C).
+run produced no result; 64 bad usage, including a bad -e (missing, not a regular file, over
+1 MiB, not UTF-8 YAML, not a mapping): one line on stderr, nothing run, nothing changed;
+130 interrupted (Ctrl-C).
+
+Secrets: put them in a file (`-e @secrets.yml`); they reach ansible-playbook through a private
+0600 file, never its command line. `-e name=value` is on rocmprov's own command line, which
+other local users can read (`ps`): apply warns when a secret-named variable is given that way.
 """
 
 from __future__ import annotations
@@ -81,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
 def _options(args: argparse.Namespace) -> Any:
     from pathlib import Path
 
+    from rocmprov.provision.extravars import inline_secret_names
     from rocmprov.provision.runner import ApplyOptions, parse_extravars
 
     if args.format not in FORMATS:
@@ -90,6 +97,13 @@ def _options(args: argparse.Namespace) -> Any:
 
         check_forks(args.forks)
     extravars = parse_extravars(args.extra_vars)
+    inline = inline_secret_names(args.extra_vars)
+    if inline:
+        print(
+            f"rocmprov: warning: {', '.join(inline)} given on the command line, where other "
+            "local users can read it (ps); put secrets in a file: -e @secrets.yml",
+            file=sys.stderr,
+        )
     inv = args.inventory
     if "," not in inv and not Path(inv).expanduser().exists():
         raise UsageError(f"no such inventory: {inv}")

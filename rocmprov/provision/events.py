@@ -1,0 +1,220 @@
+"""ansible-runner events -> per-host results (counts, current task, failure, notes)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# ------------------------------------------------------------------ results
+
+
+@dataclass(frozen=True)
+class FailedTask:
+    task: str
+    message: str
+    role: str = ""
+
+
+@dataclass(frozen=True)
+class HostResult:
+    host: str
+    ok: int = 0
+    changed: int = 0
+    failed: int = 0
+    unreachable: int = 0
+    skipped: int = 0
+    rescued: int = 0
+    ignored: int = 0
+    failure: FailedTask | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def status(self) -> str:
+        if self.unreachable:
+            return "unreachable"
+        if self.failed:
+            return "failed"
+        return "changed" if self.changed else "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "status": self.status,
+            "ok": self.ok,
+            "changed": self.changed,
+            "failed": self.failed,
+            "unreachable": self.unreachable,
+            "skipped": self.skipped,
+            "rescued": self.rescued,
+            "ignored": self.ignored,
+            "failed_task": (
+                {
+                    "task": self.failure.task,
+                    "role": self.failure.role,
+                    "message": self.failure.message,
+                }
+                if self.failure and (self.failed or self.unreachable)
+                else None
+            ),
+            "notes": list(self.notes),
+        }
+
+
+# ------------------------------------------------------------------ events
+
+
+class EventCollector:
+    """Turns ansible-runner events into per-host counts, current tasks and failures.
+
+    Thread-safe: runner calls the handler from its own thread while progress reads it.
+    """
+
+    def __init__(self, on_change: Callable[[EventCollector, dict[str, Any]], None] | None = None):
+        self.lock = threading.Lock()
+        self.on_change = on_change
+        self.current_task = ""
+        self.task_count = 0
+        self.host_task: dict[str, str] = {}
+        self.counts: dict[str, dict[str, int]] = {}
+        self.failures: dict[str, FailedTask] = {}
+        self.notes: dict[str, list[str]] = {}
+        self.stats: dict[str, dict[str, int]] | None = None
+
+    def _count(self, host: str, key: str) -> None:
+        c = self.counts.setdefault(
+            host, {"ok": 0, "changed": 0, "failed": 0, "unreachable": 0, "skipped": 0}
+        )
+        c[key] += 1
+
+    def handle(self, event: dict[str, Any]) -> bool:
+        kind = event.get("event", "")
+        data = event.get("event_data") or {}
+        host = data.get("host") or ""
+        with self.lock:
+            if kind == "playbook_on_task_start":
+                self.current_task = data.get("task") or data.get("name") or ""
+                self.task_count += 1
+            elif kind == "runner_on_start" and host:
+                self.host_task[host] = data.get("task") or ""
+                self.counts.setdefault(
+                    host, {"ok": 0, "changed": 0, "failed": 0, "unreachable": 0, "skipped": 0}
+                )
+            elif kind == "runner_on_ok" and host:
+                res = data.get("res") or {}
+                self._count(host, "changed" if res.get("changed") else "ok")
+                self._note(host, res)
+            elif kind == "runner_on_skipped" and host:
+                self._count(host, "skipped")
+            elif kind == "runner_on_failed" and host:
+                self._count(host, "failed")
+                if not data.get("ignore_errors"):
+                    self.failures[host] = FailedTask(
+                        task=data.get("task") or "",
+                        message=failure_message(data.get("res")),
+                        role=data.get("role") or "",
+                    )
+            elif kind == "runner_on_unreachable" and host:
+                self._count(host, "unreachable")
+                self.failures[host] = FailedTask(
+                    task=data.get("task") or "",
+                    message=failure_message(data.get("res")),
+                    role=data.get("role") or "",
+                )
+            elif kind == "playbook_on_stats":
+                self.stats = {
+                    key: dict(data.get(key) or {})
+                    for key in (
+                        "ok",
+                        "changed",
+                        "failures",
+                        "dark",
+                        "skipped",
+                        "rescued",
+                        "ignored",
+                        "processed",
+                    )
+                }
+        if self.on_change:
+            self.on_change(self, event)
+        return True  # without True, runner keeps no events and no stats
+
+    def _note(self, host: str, res: Mapping[str, Any]) -> None:
+        facts = res.get("ansible_facts") or {}
+        if facts.get("rocmprov_reboot_required") in (True, "True", "true"):
+            self._add_note(host, "reboot required (rerun with -e rocmprov_reboot=true)")
+        report = facts.get("rocmprov_torch_report")
+        if isinstance(report, dict):
+            self._add_note(host, f"torch {report.get('torch')} hip {report.get('hip')}")
+        fw = facts.get("rocmprov_firmware_report")
+        if isinstance(fw, dict):
+            self._add_note(host, f"firmware: {str(fw.get('state', '')).strip()}")
+
+    def _add_note(self, host: str, note: str) -> None:
+        notes = self.notes.setdefault(host, [])
+        if note not in notes:
+            notes.append(note)
+
+    def results(self) -> tuple[HostResult, ...]:
+        with self.lock:
+            hosts: list[str] = list(self.counts)
+            stats = self.stats
+            if stats:
+                for key in stats.values():
+                    for h in key:
+                        if h not in hosts:
+                            hosts.append(h)
+            out = []
+            for h in hosts:
+                if stats:
+                    s = {k: int(v.get(h, 0)) for k, v in stats.items()}
+                    r = HostResult(
+                        host=h,
+                        ok=s["ok"],
+                        changed=s["changed"],
+                        failed=s["failures"],
+                        unreachable=s["dark"],
+                        skipped=s["skipped"],
+                        rescued=s["rescued"],
+                        ignored=s["ignored"],
+                        failure=self.failures.get(h),
+                        notes=tuple(self.notes.get(h, ())),
+                    )
+                else:  # interrupted: what the events said so far
+                    c = self.counts.get(h, {})
+                    r = HostResult(
+                        host=h,
+                        ok=c.get("ok", 0) + c.get("changed", 0),
+                        changed=c.get("changed", 0),
+                        failed=c.get("failed", 0),
+                        unreachable=c.get("unreachable", 0),
+                        skipped=c.get("skipped", 0),
+                        failure=self.failures.get(h),
+                        notes=tuple(self.notes.get(h, ())),
+                    )
+                out.append(r)
+            return tuple(sorted(out, key=lambda r: r.host))
+
+
+def failure_message(res: Any, limit: int = 500) -> str:
+    """One readable line from a failed task's result."""
+    if not isinstance(res, dict):
+        return str(res or "")[:limit]
+    parts: list[str] = []
+    msg = res.get("msg")
+    if msg:
+        parts.append(str(msg))
+    stderr = (res.get("stderr") or "").strip()
+    if stderr and stderr not in parts[0:1]:
+        parts.append(stderr.splitlines()[-1] if len(stderr) > limit else stderr)
+    if not parts:
+        out = (res.get("stdout") or "").strip()
+        if out:
+            parts.append(out.splitlines()[-1])
+    if not parts and res.get("results"):  # a loop: the first failed item
+        for item in res["results"]:
+            if isinstance(item, dict) and item.get("failed"):
+                return failure_message(item, limit)
+    text = " | ".join(" ".join(p.split()) for p in parts) or "failed (no message)"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
