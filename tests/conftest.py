@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # so `tests.lab` imports
-from tests.lab import Lab, LabHost, unavailable_reason
+from tests.lab import Lab, LabHost, amdrepo, unavailable_reason
+from tests.lab.amdrepo import AmdRepos, Served
 
 LAB_HOSTS = int(os.environ.get("ROCMPROV_LAB_HOSTS", "4"))
 
@@ -84,6 +85,18 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 def clean_host(lab: Lab) -> LabHost:
     """The lab's last host, booted pristine for this test (changes of earlier tests gone)."""
     return lab.reset(lab.hosts[-1])
+
+
+@pytest.fixture(scope="session")
+def amd_repos(tmp_path_factory: pytest.TempPathFactory) -> AmdRepos:
+    """Every apt repository of the release table, signed, at AMD's paths (built once, seconds)."""
+    return amdrepo.build(tmp_path_factory.mktemp("amdrepos") / "root")
+
+
+@pytest.fixture(scope="session")
+def amd_mirror(lab: Lab, amd_repos: AmdRepos) -> Served:
+    """amd_repos served on the session lab's bridge; .mirrors is rocmprov_mirrors for apply."""
+    return amdrepo.serve(lab, amd_repos)
 
 
 @pytest.fixture
