@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped
 from rocmprov.checks.policy import Policy
+from rocmprov.checks.software import _stray
 from rocmprov.expected import ansible_facts_for, distro_packages
 from rocmprov.facts import HostFacts
 from rocmprov.model import Finding
@@ -252,8 +253,7 @@ def check_packages(facts: HostFacts, policy: Policy) -> list[Finding]:
     source = policy.repo_source or _infer_source(facts)
     if not source:
         why = "none installed, no AMD source configured"
-        if facts.rocm_stray:
-            why += f"; {', '.join(facts.rocm_stray)} is a distribution library, not an install"
+        why += _stray(facts.rocm_stray)
         if not facts.amd_gpus:
             return [skipped("rocm.packages", f"{NO_AMD_GPU}: {why}")]
         return [Finding("rocm.packages", OK, f"no ROCm packages expected here ({why})")]

@@ -19,11 +19,7 @@ def check_rocm(facts: HostFacts, policy: Policy) -> list[Finding]:
             return [Finding("rocm.installed", UNKNOWN, "ROCm version not collected")]
         installs = ()
     target = policy.target(facts.rocm_version)
-    stray = (
-        f"; {', '.join(facts.rocm_stray)} is a distribution library, not a ROCm install"
-        if facts.rocm_stray
-        else ""
-    )
+    stray = _stray(facts.rocm_stray)
     if not installs:
         if not facts.amd_gpus and not policy.rocm_version:
             return [skipped("rocm.installed", f"{NO_AMD_GPU} and no ROCm installed{stray}")]
@@ -78,6 +74,13 @@ def check_rocm(facts: HostFacts, policy: Policy) -> list[Finding]:
             )
         )
     return out
+
+
+def _stray(libs: tuple[str, ...]) -> str:
+    if not libs:
+        return ""
+    what = "is a distribution library" if len(libs) == 1 else "are distribution libraries"
+    return f"; {', '.join(libs)} {what}, not a ROCm install"
 
 
 def _same_release(installed: str, wanted: str) -> bool:
