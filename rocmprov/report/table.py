@@ -1,4 +1,8 @@
-"""The human view: problems first, with the fix. Colour off under NO_COLOR or a pipe (rich)."""
+"""The human view: problems first, with the fix. Colour off under NO_COLOR or a pipe (rich).
+
+Everything that came from a host (its name, what the checks quote from its outputs, failure
+messages) is remote text: it passes through report.safe.printable (control characters spelled
+out, never obeyed by the terminal) and rich prints it with markup off ("[drm]" stays)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rocmprov.model import AuditResult, HostReport, Severity
+from rocmprov.report.safe import printable
 
 STYLE = {
     Severity.OK: "green",
@@ -22,7 +27,7 @@ STYLE = {
 def render(result: AuditResult, file: IO[str], *, verbose: bool = False) -> None:
     # a pipe or file gets a wide table; a terminal gets its own width (COLUMNS is honoured)
     width = None if file.isatty() else 160
-    console = Console(file=file, highlight=False, soft_wrap=False, width=width)
+    console = Console(file=file, highlight=False, soft_wrap=False, width=width, markup=False)
     for host in result.hosts:
         _host(console, host, verbose)
     if len(result.hosts) > 1:
@@ -34,8 +39,8 @@ def render(result: AuditResult, file: IO[str], *, verbose: bool = False) -> None
             table.add_row(
                 str(len(g.hosts)),
                 Text(g.severity.value, style=STYLE[g.severity]),
-                g.check,
-                Text(g.summary),
+                Text(printable(g.check, one_line=True)),
+                Text(printable(g.summary)),
             )
         if not groups:
             table.add_row(str(len(result.hosts)), Text("ok", style="green"), "", "no problems")
@@ -47,10 +52,11 @@ def render(result: AuditResult, file: IO[str], *, verbose: bool = False) -> None
 
 
 def _host(console: Console, host: HostReport, verbose: bool) -> None:
-    head = Text(f"{host.host}: ", style="bold")
+    head = Text(f"{printable(host.host, one_line=True)}: ", style="bold")
     head.append(host.severity.value.upper(), style=STYLE[host.severity])
     if host.failure:
-        head.append(f"  not audited ({host.failure}): {host.message}")
+        failure = printable(host.failure, one_line=True)
+        head.append(f"  not audited ({failure}): {printable(host.message)}")
     console.print(head)
     shown = [
         f for f in host.findings if verbose or f.severity not in (Severity.OK, Severity.SKIPPED)
@@ -64,10 +70,10 @@ def _host(console: Console, host: HostReport, verbose: bool) -> None:
             # remote text goes in as Text, never markup: rich would eat "[drm]" as a style tag
             table.add_row(
                 Text(f.severity.value, style=STYLE[f.severity]),
-                f.check,
-                Text(f.subject),
-                Text(f.summary),
-                Text(f.fix),
+                Text(printable(f.check, one_line=True)),
+                Text(printable(f.subject, one_line=True)),
+                Text(printable(f.summary)),
+                Text(printable(f.fix)),
             )
         console.print(table)
     passed = sum(1 for f in host.findings if f.severity is Severity.OK)
