@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -58,8 +60,10 @@ def test_all_shows_harmless_noise_and_noise_alone_exits_0() -> None:
 def test_table_output_keeps_drm_brackets_and_names_cause_and_fix() -> None:
     proc = run("-", stdin=excerpt("kernel.kiq-ring-test-failed"))
     assert proc.returncode == Exit.WARNING
-    assert "[drm:amdgpu_ring_test_helper [amdgpu]]" in proc.stdout.replace("\n", "")or \
-        "[drm:amdgpu_ring_test_helper" in proc.stdout
+    assert (
+        "[drm:amdgpu_ring_test_helper [amdgpu]]" in proc.stdout.replace("\n", "")
+        or "[drm:amdgpu_ring_test_helper" in proc.stdout
+    )
     assert "kernel.kiq-ring-test-failed" in proc.stdout
 
 
@@ -120,3 +124,76 @@ def test_format_enum_matches_the_parser_choices() -> None:
 def test_stdin_dash(name: str) -> None:
     doc = json.loads(run("-", "--format", "json", stdin=excerpt(name)).stdout)
     assert doc["input"] == "-" and doc["matches"][0]["id"] == name
+
+
+# ------------------------------------------------------------------ input that is not a log
+# The installed console script (the venv's `rocmprov`, as a user runs it) on this checkout.
+
+SCRIPT = Path(sys.executable).parent / "rocmprov"
+
+
+def script(args: str, tmp_path: Path) -> subprocess.CompletedProcess[bytes]:
+    """`rocmprov ARGS` through a shell, so redirections such as `<&-` are the real thing.
+    The 20 s timeout is a hang detector: a blocked open or an endless read fails the test,
+    and the whole process group we started is killed (no reader of /dev/zero left behind)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        ["bash", "-c", f'exec "$0" {args}', str(SCRIPT)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, env=env,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the group we started, by its id
+        proc.communicate()
+        pytest.fail(f"rocmprov {args}: still running after 20 s")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _one_usage_line(proc: subprocess.CompletedProcess[bytes], words: str) -> None:
+    assert proc.returncode == Exit.USAGE, proc.stderr
+    err = proc.stderr.decode()
+    assert err.count("\n") == 1 and err.startswith("rocmprov: ") and words in err, err
+    assert "Traceback" not in err and "internal error" not in err
+
+
+def test_the_console_script_runs_this_checkout(tmp_path: Path) -> None:
+    proc = script("explain - --format json <<< 'fine'", tmp_path)
+    assert proc.returncode == Exit.OK and json.loads(proc.stdout)["lines"] == 1
+
+
+@pytest.mark.parametrize("args", ["explain - <&-", "explain <&-", "explain --format json <&-"])
+def test_stdin_closed_is_one_line_and_usage_64(args: str, tmp_path: Path) -> None:
+    proc = script(args, tmp_path)
+    _one_usage_line(proc, "stdin is closed")
+    if "json" in args:
+        assert json.loads(proc.stdout)["exit_code"] == Exit.USAGE
+
+
+def test_dev_zero_is_refused_before_reading(tmp_path: Path) -> None:
+    proc = script("explain /dev/zero", tmp_path)
+    _one_usage_line(proc, "not a regular file (a character device)")
+
+
+def test_fifo_with_no_writer_is_refused_without_waiting(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    _one_usage_line(script("explain pipe", tmp_path), "pipe: not a regular file (a FIFO)")
+
+
+def test_endless_stdin_stops_at_the_limit(tmp_path: Path) -> None:
+    """/dev/zero on stdin: the read stops after MAX_INPUT + 1 bytes (no memory blow-up)."""
+    _one_usage_line(script("explain - < /dev/zero", tmp_path), "more than 16 MiB")
+
+
+def test_file_over_the_limit_is_refused_and_one_at_the_limit_is_read(tmp_path: Path) -> None:
+    line = b"RuntimeError: No HIP GPUs are available\n"
+    with open(tmp_path / "at.log", "wb") as fh:
+        fh.write(line)
+        fh.truncate(explain.MAX_INPUT)  # the rest reads as NUL bytes
+    proc = script("explain at.log --format json", tmp_path)
+    assert proc.returncode == Exit.WARNING, proc.stderr
+    assert json.loads(proc.stdout)["bytes"] >= explain.MAX_INPUT
+    with open(tmp_path / "over.log", "wb") as fh:
+        fh.truncate(explain.MAX_INPUT + 1)
+    _one_usage_line(script("explain over.log", tmp_path), "over.log: more than 16 MiB")

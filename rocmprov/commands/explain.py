@@ -1,25 +1,42 @@
 """rocmprov explain: error text or a whole log -> known causes and fixes, ranked, with sources.
 
 Exit codes: 0 no known cause, or only well-known harmless noise; 1 at least one known problem
-found; 64 bad usage (unknown flag, missing or unreadable FILE, no input); 130 Ctrl-C.
+found; 64 bad usage (unknown flag, missing or unreadable FILE, no input, stdin closed, input
+over MAX_INPUT, FILE not a regular file); 130 Ctrl-C.
 "No known cause" is an answer, not an error. JSON (--format json) is one document on stdout,
 also on error (then with an "error" key); human messages go to stderr.
+
+Input: FILE must be a regular file (a FIFO, a device such as /dev/zero, a socket is refused
+before anything is read: it could block or never end); '-' (or nothing, when stdin is not a
+terminal) reads stdin. At most MAX_INPUT bytes (16 MiB) are read, from either: more is a usage
+error that says how to cut the log down (`tail -c 16M LOG | rocmprov explain -`).
+
+The table view prints log text through report.safe.printable (control characters such as ESC
+are shown as `\x1b`, never obeyed by the terminal) with rich markup off.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rocmprov.exitcodes import Exit
+from rocmprov.report.safe import printable
 
 if TYPE_CHECKING:
     from rocmprov.kb import Match
 
 HELP = "explain error text or a whole log: known causes and fixes, ranked, with sources"
 SCHEMA = "rocmprov.explain/1"
+MAX_INPUT = 16 * 1024 * 1024  # bytes read from FILE or stdin, at most
+_TOO_BIG = (
+    f"more than {MAX_INPUT // (1024 * 1024)} MiB of input; give the part around the failure "
+    "(e.g. tail -c 16M LOG | rocmprov explain -)"
+)
 
 
 class Format(Enum):
@@ -30,7 +47,8 @@ class Format(Enum):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "file", nargs="?", default=None, metavar="FILE",
-        help="log or error text to explain; '-' or nothing reads stdin",
+        help="log or error text to explain (a regular file, at most 16 MiB); "
+        "'-' or nothing reads stdin",
     )  # fmt: skip
     parser.add_argument(
         "--format", choices=[f.value for f in Format], default=Format.TABLE.value,
@@ -63,24 +81,65 @@ def _parse_context(items: list[str]) -> dict[str, str]:
 def _read(name: str | None) -> tuple[str, str]:
     """(label, text) of the input; raises _BadInput with one line on any problem."""
     if name is None or name == "-":
-        if name is None and sys.stdin.isatty():
-            raise _BadInput("no input: give FILE, or pipe text into 'rocmprov explain -'")
-        data = sys.stdin.buffer.read()
-        label = "-"
-    else:
+        return "-", _decode(_read_stdin(explicit=name == "-"))
+    try:
+        # O_NONBLOCK: opening a FIFO that has no writer must not wait for one
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise _BadInput(f"{name}: no such file") from None
+    except PermissionError:
+        raise _BadInput(f"{name}: permission denied") from None
+    except OSError as exc:
+        raise _BadInput(f"{name}: cannot open ({exc.strerror or exc})") from None
+    info = os.fstat(fd)
+    mode = info.st_mode
+    if stat.S_ISREG(mode) and info.st_size > MAX_INPUT:
+        os.close(fd)
+        raise _BadInput(f"{name}: {_TOO_BIG}")
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise _BadInput(f"{name}: is a directory, not a file")
+        raise _BadInput(
+            f"{name}: not a regular file ({_kind(mode)}); to read a stream, pipe it: "
+            "... | rocmprov explain -"
+        )
+    with os.fdopen(fd, "rb") as handle:
         try:
-            with open(name, "rb") as handle:
-                data = handle.read()
-        except FileNotFoundError:
-            raise _BadInput(f"{name}: no such file") from None
-        except IsADirectoryError:
-            raise _BadInput(f"{name}: is a directory, not a file") from None
-        except PermissionError:
-            raise _BadInput(f"{name}: permission denied") from None
+            data = handle.read(MAX_INPUT + 1)
         except OSError as exc:
             raise _BadInput(f"{name}: cannot read ({exc.strerror or exc})") from None
-        label = name
-    return label, data.decode("utf-8", errors="replace")
+    if len(data) > MAX_INPUT:
+        raise _BadInput(f"{name}: {_TOO_BIG}")
+    return name, _decode(data)
+
+
+def _read_stdin(*, explicit: bool) -> bytes:
+    stdin = sys.stdin
+    if stdin is None or stdin.closed:  # started with fd 0 closed (`<&-`)
+        raise _BadInput("no input: stdin is closed; give FILE, or pipe text into it")
+    try:
+        if not explicit and stdin.isatty():
+            raise _BadInput("no input: give FILE, or pipe text into 'rocmprov explain -'")
+        data = stdin.buffer.read(MAX_INPUT + 1)
+    except (OSError, ValueError) as exc:  # EBADF, EISDIR (`< /`), a detached buffer
+        reason = getattr(exc, "strerror", None) or exc
+        raise _BadInput(f"-: cannot read stdin ({reason})") from None
+    if len(data) > MAX_INPUT:
+        raise _BadInput(f"-: {_TOO_BIG}")
+    return data
+
+
+def _kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):  # fmt: skip
+        if test(mode):
+            return kind
+    return "not a file"
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
 
 
 def _document(label: str, text: str, shown: list[Match], hidden: int, code: int) -> dict[str, Any]:
@@ -98,13 +157,18 @@ def _document(label: str, text: str, shown: list[Match], hidden: int, code: int)
     }
 
 
-def _render_table(shown: list[Match], hidden: int, lines: int, entries: int) -> None:
+def _render_table(
+    shown: list[Match], hidden: int, lines: int, entries: int, file: IO[str] | None = None
+) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
+    def safe(text: str) -> Text:  # log text (and fixes with its captures) never reaches the
+        return Text(printable(text))  # terminal raw: control characters spelled out
+
     # remote text is never markup: rich would eat "[drm]" as a style tag
-    out = Console(markup=False, highlight=False, emoji=False)
+    out = Console(file=file, markup=False, highlight=False, emoji=False)
     if not shown:
         out.print(
             f"No known cause found ({lines} lines checked against {entries} known problems)."
@@ -119,24 +183,25 @@ def _render_table(shown: list[Match], hidden: int, lines: int, entries: int) -> 
     summary.add_column("lines", no_wrap=True)
     for rank, m in enumerate(shown, 1):
         where = ",".join(str(n) for n in m.lines[:3]) + ("..." if m.count > 3 else "")
-        summary.add_row(str(rank), Text(m.id), m.kind, Text(m.title), where)
+        summary.add_row(str(rank), safe(m.id), safe(m.kind), safe(m.title), where)
     out.print(summary)
     for rank, m in enumerate(shown, 1):
         head = Text(f"\n{rank}. ", style="bold")
-        head.append(m.title, style="bold")
-        head.append(f"  [{m.id}]", style="dim")
+        head.append(printable(m.title), style="bold")
+        head.append(f"  [{printable(m.id, one_line=True)}]", style="dim")
         out.print(head)
-        out.print(Text("   cause: ", style="bold") + Text(m.cause))
-        out.print(Text("   fix:   ", style="bold") + Text(m.fix))
+        out.print(Text("   cause: ", style="bold") + safe(m.cause))
+        out.print(Text("   fix:   ", style="bold") + safe(m.fix))
         if m.condition:
-            out.print(Text(f"   (this fix because: {m.condition})", style="dim"))
+            out.print(Text(f"   (this fix because: {printable(m.condition)})", style="dim"))
         out.print(Text("   evidence:", style="bold"))
         for number, line in zip(m.lines, m.evidence, strict=True):
             # remote text: never markup, never wrapped into the next line's indent
-            out.print(Text(f"     {number}: ", style="dim") + Text(line), soft_wrap=True)
+            evidence = printable(line.removesuffix("\r"))  # tabs kept: smi tables use them
+            out.print(Text(f"     {number}: ", style="dim") + Text(evidence), soft_wrap=True)
         if m.count > len(m.lines):
             out.print(Text(f"     ({m.count} occurrences)", style="dim"))
-        out.print(Text("   sources: ", style="bold") + Text(" ".join(m.sources)))
+        out.print(Text("   sources: ", style="bold") + safe(" ".join(m.sources)))
     if hidden:
         print(f"{hidden} harmless known line(s) hidden; --all shows them.", file=sys.stderr)
 
@@ -150,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
         context = _parse_context(args.context)
         label, text = _read(args.file)
     except _BadInput as exc:
-        print(f"rocmprov: {exc}", file=sys.stderr)
+        print(f"rocmprov: {printable(str(exc), one_line=True)}", file=sys.stderr)
         if fmt is Format.JSON:
             doc = {"schema": SCHEMA, "input": label, "exit_code": int(Exit.USAGE),
                    "error": str(exc), "matches": []}  # fmt: skip
