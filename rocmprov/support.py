@@ -478,30 +478,51 @@ def parse_torch_version(torch_version: str) -> TorchBuild | None:
     return TorchBuild(base, "other")
 
 
-def torch_pairing(torch_version: str) -> list[str]:
-    """ROCm index tags pytorch.org published this torch release for (["6.1", "6.2"] for 2.5.1).
+def _table_wheels() -> list[tuple[str, str, str]]:
+    """(torch version, ROCm tag, index URL) from the release table (playbooks/data): the torch
+    wheels published per release, pytorch.org's (.../whl/rocm7.2) and AMD's own indexes."""
+    from rocmprov import releases
 
-    A version pytorch.org never published (e.g. "2.5.7") falls back to its minor series; a
-    minor series alone ("2.5") gives the union over its releases. Unknown/garbage -> [].
+    out = []
+    for row in releases.all_releases():
+        if not row.torch_index:
+            continue
+        m = re.search(r"/rocm(\d+(?:\.\d+){1,2})/?$", row.torch_index)
+        tag = m.group(1) if m else row.version  # AMD's wheels are tagged +rocm<release>
+        out.extend((str(t), tag, row.torch_index) for t in row.torch_versions)
+    return out
+
+
+def torch_pairing(torch_version: str) -> list[str]:
+    """ROCm index tags this torch release was published for (["6.1", "6.2"] for 2.5.1).
+
+    The release table's torch rows first, then pytorch.org's history in torch_rocm.yaml (which
+    also covers the 5.x releases the table does not). A version never published (e.g. "2.5.7")
+    falls back to its minor series. Unknown/garbage -> [].
     """
     build = parse_torch_version(torch_version)
     if build is None:
         return []
-    rows = load_torch().get("releases", [])
-    exact = [r for r in rows if str(r.get("torch")) == build.base]
+    rows = [(str(r.get("torch")), str(t)) for r in load_torch().get("releases", [])
+            for t in r.get("rocm", [])]  # fmt: skip
+    rows += [(torch, tag) for torch, tag, _ in _table_wheels()]
+    exact = [tag for torch, tag in rows if torch == build.base]
     if not exact:
         series = ".".join(build.base.split(".")[:2])
-        exact = [r for r in rows if ".".join(str(r.get("torch")).split(".")[:2]) == series]
+        exact = [tag for torch, tag in rows if ".".join(torch.split(".")[:2]) == series]
     tags: list[str] = []
-    for row in exact:
-        for tag in row.get("rocm", []):
-            if str(tag) not in tags:
-                tags.append(str(tag))
+    for tag in exact:
+        if tag not in tags:
+            tags.append(tag)
     return sorted(tags, key=lambda t: parse_release(t) or Version("0"))
 
 
 def index_url(rocm_tag: str) -> str:
-    """ "6.2.4" -> "https://download.pytorch.org/whl/rocm6.2.4"."""
+    """ "6.2.4" -> "https://download.pytorch.org/whl/rocm6.2.4"; a TheRock release -> the AMD
+    index the release table names for it."""
+    for _, tag, url in _table_wheels():
+        if tag == rocm_tag:
+            return url
     template = str(load_torch().get("index_url", "https://download.pytorch.org/whl/rocm{tag}"))
     return template.format(tag=rocm_tag)
 

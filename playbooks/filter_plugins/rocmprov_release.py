@@ -131,6 +131,9 @@ def resolve(
         torch_index=_mirror(str(torch.get("index") or ""), mirrors),
         torch_versions=[str(v) for v in torch.get("versions") or []],
         torch_version=str((torch.get("versions") or [""])[0]),
+        # AMD's multi-arch wheels pick the GPU code with an extra (torch[device-gfx942]);
+        # device-all installs every architecture's, as AMD's "all GPUs" choice does.
+        torch_extra="device-all" if "device-" in str(torch.get("extras") or "") else "",
         source=str(row.get("source", "")),
         family="",
         suite="",
