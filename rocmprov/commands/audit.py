@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rocmprov.commands._options import add_fleet_options
 from rocmprov.exitcodes import Exit, UsageError
@@ -79,14 +80,18 @@ def _audit(args: argparse.Namespace):
     return AuditResult((report,))
 
 
-def audit_after_apply(inventory: str, limit: str | None) -> AuditResult:
-    """The audit `rocmprov apply` runs on the same hosts after a real apply."""
+def audit_after_apply(
+    inventory: str, limit: str | None, extravars: Mapping[str, Any] | None = None
+) -> AuditResult:
+    """The audit `rocmprov apply` runs on the same hosts after a real apply, judging them by
+    the same rocmprov_* variables apply was given with -e (release, source, package lists)."""
     from rocmprov.fleet_audit import audit_inventory
 
     parser = argparse.ArgumentParser(add_help=False)
     add_arguments(parser)
     args = parser.parse_args([inventory, *(["--limit", limit] if limit else [])])
-    return audit_inventory(args, {})
+    same = {k: v for k, v in (extravars or {}).items() if str(k).startswith("rocmprov_")}
+    return audit_inventory(args, same)
 
 
 def _render(result, args: argparse.Namespace) -> None:
