@@ -3,11 +3,15 @@
 One run = one fresh private data directory under the user's state directory
 ($XDG_STATE_HOME or ~/.local/state)/rocmprov/runs/<timestamp>-<n>/: a reused one would replay
 old env/cmdline (even --check). The directory is the durable record of the run (command,
-stdout, rc, status, job_events/*.json), kept with secrets scrubbed.
+stdout, rc, status, job_events/*.json), kept with secrets scrubbed (record.py).
 
 Traps of ansible-runner handled here: the event_handler returns True (else events and stats are
 dropped), check/diff go through `cmdline`, and a cancel_callback is always given (else runner
-installs its own SIGINT handler).
+installs its own SIGINT handler). Two more, for secrets: a dict of extravars goes on
+ansible-playbook's argv (so ours go through a private file, extravars.py), and runner seeds
+ansible-playbook's environment with all of os.environ and records it in artifacts/<run>/command
+(so the runner is built with init_runner and its environment replaced by an allow-list before
+it starts).
 """
 
 from __future__ import annotations
