@@ -637,6 +637,44 @@ def _wanted_index(pairing: list[str], installed: Version | None) -> str | None:
 # --- documentation ---------------------------------------------------------------------------
 
 
+def _releases_markdown() -> list[str]:
+    """The release table (playbooks/data/rocm_releases.yml): what `rocmprov apply` installs."""
+    from rocmprov import releases
+
+    table = releases.load_table()
+    lines = [
+        "## ROCm releases rocmprov installs (the release table)",
+        "",
+        "From `playbooks/data/rocm_releases.yml` (checked "
+        f"{table.get('checked', '?')}): the playbooks, the audit and the torch pairing read it. "
+        f"Default release: **{table.get('default')}** (the newest production release with a "
+        "published torch wheel). `apt suites` are the distributions AMD publishes the release "
+        "for (keys as `<os-release ID>-<VERSION_ID>`). Validate with `python -m rocmprov.data."
+        "check` (`--online` fetches each Release file and key).",
+        "",
+        "| ROCm | stream | status | date | apt suites | RHEL / SLES | packages | torch (index) "
+        "| confidence | source |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    rows = {str(r.get("version")): r for r in table.get("releases") or []}
+    for rel in releases.all_releases():
+        raw = rows.get(rel.version, {})
+        suites = ", ".join(sorted((raw.get("apt") or {}).get("suites") or {})) or "none"
+        rpm = ", ".join(sorted((raw.get("rpm") or {}).get("rocm") or {}))
+        sles = ", ".join(sorted((raw.get("sles") or {}).get("rocm") or {}))
+        other = "; ".join(x for x in (f"el {rpm}" if rpm else "", f"sles {sles}" if sles else "")
+                          if x) or "none"  # fmt: skip
+        torch = (
+            f"{', '.join(rel.torch_versions)} ({rel.torch_index})" if rel.torch_index else "none"
+        )
+        lines.append(
+            f"| {rel.version} | {rel.stream} | {rel.status} | {raw.get('date') or ''} | {suites} "
+            f"| {other} | {', '.join(rel.packages) or 'none'} | {torch} "
+            f"| {raw.get('confidence', '')} | {rel.source} |"
+        )
+    return [*lines, ""]
+
+
 def matrix_markdown() -> str:
     """docs/support-matrix.md, rendered from the two data files (kept in sync by a test)."""
     m = load_matrix()
@@ -647,6 +685,9 @@ def matrix_markdown() -> str:
         " and `rocmprov/data/torch_rocm.yaml`; edit the YAML, not this file. Each row names its"
         " source; `as of` is the point release whose column of AMD's matrix was read.",
         "",
+    ]
+    lines += _releases_markdown()
+    lines += [
         "## Operating systems and kernels per ROCm release",
         "",
         "| ROCm | as of | OS (os-release ID VERSION_ID) | kernels | only on | source |",
