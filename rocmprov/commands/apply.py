@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from rocmprov.exitcodes import Exit, UsageError
@@ -70,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
 
     audit: dict[str, Any] | None = None
     if not opts.check and not args.no_audit and result.status == "successful" and result.hosts:
-        audit = post_apply_audit(opts.inventory, opts.limit, json_output=args.format == "json")
+        audit = post_apply_audit(
+            opts.inventory, opts.limit, json_output=args.format == "json", extravars=opts.extravars
+        )
 
     if args.format == "json":
         doc = result.to_dict()
@@ -125,7 +128,11 @@ def _options(args: argparse.Namespace) -> Any:
 
 
 def post_apply_audit(
-    inventory: str, limit: str | None, *, json_output: bool = False
+    inventory: str,
+    limit: str | None,
+    *,
+    json_output: bool = False,
+    extravars: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The one call site of the audit after a real apply, on the same hosts.
 
@@ -137,7 +144,7 @@ def post_apply_audit(
     except ImportError as exc:
         return {"status": "skipped", "reason": f"rocmprov.commands.audit unavailable ({exc})"}
     try:
-        result = audit_cmd.audit_after_apply(inventory, limit)
+        result = audit_cmd.audit_after_apply(inventory, limit, extravars)
         code = int(getattr(result, "exit_code", Exit.UNKNOWN))
         out: dict[str, Any] = {"status": "ran", "exit_code": code}
         if json_output:

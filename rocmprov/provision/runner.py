@@ -16,6 +16,7 @@ it starts).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -75,6 +76,22 @@ BASE_ENV: dict[str, str] = {
     "ANSIBLE_DEPRECATION_WARNINGS": "False",
     "ANSIBLE_INTERPRETER_PYTHON": "auto_silent",
 }
+
+
+def control_path(inventory: Path) -> str:
+    """ssh's ControlPath for this run: connections are reused between runs of the same inventory
+    and known_hosts only. A master opened before the inventory (its ssh args, e.g. another
+    UserKnownHostsFile) or ~/.ssh/known_hosts changed would skip the host key check that the new
+    settings ask for, so those changes start new masters."""
+    digest = hashlib.sha256(str(inventory).encode())
+    for path in (inventory, Path.home() / ".ssh" / "known_hosts"):
+        try:
+            st = path.stat()
+            digest.update(f"{path}:{st.st_mtime_ns}:{st.st_size}".encode())
+        except OSError:
+            digest.update(f"{path}:absent".encode())
+    # ansible formats it with %(directory)s; ssh then expands %C (hash of host, port, user)
+    return f"%(directory)s/{digest.hexdigest()[:10]}-%%C"
 
 
 # ------------------------------------------------------------------ options and result
@@ -207,6 +224,7 @@ def run_apply(
     collector = EventCollector(on_event)
     scrubber = Scrubber.for_run(opts.extravars)
     ours = {**BASE_ENV, "ANSIBLE_CONFIG": str(project / "ansible.cfg")}
+    ours["ANSIBLE_SSH_CONTROL_PATH"] = control_path(inventory)
     # ansible-playbook of this interpreter's environment first (a venv that is not activated).
     bindir = str(Path(sys.executable).parent)
     ours["PATH"] = os.pathsep.join([bindir, os.environ.get("PATH", os.defpath)])
