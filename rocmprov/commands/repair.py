@@ -136,11 +136,14 @@ def _table(p: Plan, result: tuple[Outcome, ...], applied: ApplyResult | None, ch
     from rich.table import Table
     from rich.text import Text
 
+    from rocmprov.report.safe import printable
+
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
     if p.hosts:
         console.print(Text("Plan:", style="bold"))
         for host in p.hosts:
-            console.print(Text(f"  {host}: rocmprov apply --tags {','.join(p.tags[host])}"))
+            tags = ",".join(p.tags[host])
+            console.print(Text(printable(f"  {host}: rocmprov apply --tags {tags}")))
     else:
         console.print(Text("Plan: nothing software can fix"))
     if check:
@@ -153,27 +156,32 @@ def _table(p: Plan, result: tuple[Outcome, ...], applied: ApplyResult | None, ch
     style = {"fixed": "green", "still broken": "bold red", "needs a human": "yellow"}
     for o in result:
         table.add_row(
-            o.host,
+            Text(printable(o.host, one_line=True)),
             o.check,
-            Text(o.subject),
+            Text(printable(o.subject)),
             Text(o.state, style=style.get(o.state, "")),
-            Text(o.before),
-            Text(o.after),
+            Text(printable(o.before)),
+            Text(printable(o.after)),
         )
     if result:
         console.print(table)
     for step in p.human:
         console.print(
             Text(
-                f"\n{step.host}: {step.title} ({step.finding.check} {step.finding.subject})",
+                printable(
+                    f"\n{step.host}: {step.title} ({step.finding.check} {step.finding.subject})"
+                ),
                 style="bold yellow",
             )
         )
         for s in step.steps:
-            console.print(Text(f"  - {s}"))
+            console.print(Text(printable(f"  - {s}")))
         for b in step.bios:
             console.print(
-                Text(f"  BIOS [{b.get('vendor', '')}]: {b.get('menu', '')} = {b.get('value', '')}")
+                Text(
+                    printable(f"  BIOS [{b.get('vendor', '')}]: {b.get('menu', '')} = ")
+                    + printable(str(b.get("value", "")))
+                )
             )
         for cmd in step.prove:
-            console.print(Text(f"  prove: {cmd}"))
+            console.print(Text(printable(f"  prove: {cmd}")))

@@ -59,19 +59,26 @@ def _table(reports) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+    from rocmprov.report.safe import printable
+
+    console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 140)
     for r in reports:
         head = f"{r.host}: torch {r.torch or '-'} ({r.backend or 'not importable'}), {r.python}"
-        console.print(Text(head, style="bold"))
+        console.print(Text(printable(head), style="bold"))
         if r.error:
-            console.print(Text(f"  {r.error}", style="red"))
+            console.print(Text(printable(f"  {r.error}"), style="red"))
         table = Table(show_edge=False)
         for col in ("test", "status", "seconds", "detail"):
             table.add_column(col, overflow="fold")
         for t in r.results:
             style = {"pass": "green", "fail": "bold red"}.get(t.status, "dim")
             detail = t.detail + (f"  [causes: {', '.join(t.causes)}]" if t.causes else "")
-            table.add_row(t.test, Text(t.status, style=style), f"{t.seconds:.3f}", Text(detail))
+            table.add_row(
+                Text(printable(t.test)),
+                Text(t.status, style=style),
+                f"{t.seconds:.3f}",
+                Text(printable(detail)),
+            )
         if r.results:
             console.print(table)
         if r.causes:

@@ -11,6 +11,7 @@ import time
 from typing import Any, TextIO
 
 from rocmprov.provision.runner import ApplyResult, EventCollector
+from rocmprov.report.safe import printable
 
 
 class PlainProgress:
@@ -40,7 +41,7 @@ class PlainProgress:
             line = f"      UNREACHABLE {data.get('host')}: {f.message if f else ''}"
         if line:
             with self.lock:
-                print(line, file=self.stream, flush=True)
+                print(printable(line), file=self.stream, flush=True)
 
 
 class RichProgress:
@@ -85,7 +86,8 @@ class RichProgress:
         title = f"rocmprov apply  {elapsed:5.0f}s"
         if col:
             title += f"  task {col.task_count}: {col.current_task}"
-        table = Table(title=Text(title), title_justify="left", expand=False)
+        title_text = Text(printable(title, one_line=True))
+        table = Table(title=title_text, title_justify="left", expand=False)
         for name in ("host", "ok", "changed", "failed", "unreach.", "skipped", "current task"):
             table.add_column(name, justify="left" if name in ("host", "current task") else "right")
         if col:
@@ -99,13 +101,13 @@ class RichProgress:
                         else col.host_task.get(host, "")
                     )
                     table.add_row(
-                        Text(host),
+                        Text(printable(host, one_line=True)),
                         str(c["ok"]),
                         str(c["changed"]),
                         str(c["failed"]),
                         str(c["unreachable"]),
                         str(c["skipped"]),
-                        Text(task[:100]),
+                        Text(printable(task[:100], one_line=True)),
                     )
         return table
 
