@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.lab import Lab, LabHost
+from tests.lab.amdrepo import Served
 
 pytestmark = pytest.mark.lab
 
@@ -177,31 +178,66 @@ def test_distro_apply_converges_and_a_broken_source_fails_one_host(
         assert res[h.name]["failed"] == 0 and res[h.name]["status"] == "ok", res[h.name]
 
 
-@pytest.fixture
-def fake_amd_repo(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
-    from tests.make_fake_amd_repo import build
+def legacy_row() -> dict[str, Any]:
+    """The newest legacy release of the table with all three repositories (rocm, amdgpu,
+    graphics) and a Debian 12 suite: the lab hosts are Debian 12."""
+    from tests.test_releases_lab import legacy_full
 
-    out = build(tmp_path_factory.mktemp("amdrepo") / "repo")
-    return lab.serve_dir(out)
+    row = legacy_full()
+    assert "debian-12" in (row["apt"].get("suites") or {}), row["version"]
+    return row
+
+
+DEBIAN_12 = {"distribution": "Debian", "distribution_version": "12", "os_family": "Debian"}
+
+
+def kernel_headers_source(lab: Lab, host: LabHost, tmp: Path) -> None:
+    """The lab's kernel is this machine's: its headers come from a small lab repository."""
+    import platform
+
+    from tests.lab.amdrepo import kernel_headers_repo
+
+    repo = kernel_headers_repo(tmp / "kernel-headers", platform.release())
+    (host.root / "etc/apt/sources.list.d/lab-kernel-headers.sources").write_text(
+        repo.deb822(lab.serve_dir(repo.root))
+    )
+
+
+@pytest.fixture
+def torch_wheels(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A stand-in ROCm torch wheel for the legacy row's first torch version, served."""
+    from rocmprov import releases
+    from tests.lab.amdrepo import torch_wheel
+
+    row = legacy_row()
+    plan = releases.resolve(row["version"], DEBIAN_12)
+    minor = ".".join(str(row["version"]).split(".")[:2])
+    out = tmp_path_factory.mktemp("wheels")
+    torch_wheel(out, f"{plan['torch_version']}+rocm{minor}", f"{minor}.43482")
+    return lab.serve_dir(out) + "/"
 
 
 def test_amd_source_with_key_deb822_pin_driver_and_torch(
-    lab: Lab, clean_host: LabHost, fake_amd_repo: str, tmp_path: Path
+    lab: Lab, clean_host: LabHost, amd_mirror: Served, torch_wheels: str, tmp_path: Path
 ) -> None:
-    url = fake_amd_repo
+    from rocmprov import releases
+
+    row = legacy_row()
+    plan = releases.resolve(row["version"], DEBIAN_12, amd_mirror.mirrors)
     inv = inventory_for(lab, [clean_host], tmp_path)
     extra = json.dumps(
         {
             "rocmprov_repo_source": "amd",
-            "rocmprov_repo_base_url": url,
-            "rocmprov_rocm_version": "6.4.1",
+            "rocmprov_mirrors": amd_mirror.mirrors,
+            "rocmprov_rocm_version": row["version"],
             "rocmprov_driver_force": True,  # no GPU in the lab: exercise the driver path anyway
             "rocmprov_torch_enabled": True,
-            "rocmprov_torch_wheel_dir": f"{url}/wheels/",
+            "rocmprov_torch_wheel_dir": torch_wheels,
             "rocmprov_firmware_refresh": False,
         }
     )
-    # an old one-line source and key as AMD's older instructions left them
+    kernel_headers_source(lab, clean_host, tmp_path)
+    # an old one-line source as AMD's older instructions left it
     lab.exec(
         clean_host,
         [
@@ -215,7 +251,8 @@ def test_amd_source_with_key_deb822_pin_driver_and_torch(
     assert rc == 0, doc
     host = doc["hosts"][0]
     assert host["changed"] > 0
-    assert any("torch 2.9.1+rocm6.4 hip 6.4.43482" in n for n in host["notes"]), host
+    torch = f"torch {plan['torch_version']}+rocm"
+    assert any(n.startswith(torch) and " hip " in n for n in host["notes"]), host
     assert any("reboot required" in n for n in host["notes"]), host
     r = clean_host.root
 
@@ -224,17 +261,19 @@ def test_amd_source_with_key_deb822_pin_driver_and_torch(
 
     assert not (r / "etc/apt/sources.list.d/rocm.list").exists()
     sources = (r / "etc/apt/sources.list.d/rocm.sources").read_text()
-    assert (
-        f"URIs: {url}/rocm/apt/6.4.1" in sources
-        and "Signed-By: /etc/apt/keyrings/rocm.asc" in sources
-    )
-    assert "Suites: jammy" in sources
-    assert "Pin-Priority: 600" in (r / "etc/apt/preferences.d/rocmprov-radeon-pin").read_text()
-    # the pin won: rocminfo comes from the fake AMD repo (1.0.0.x) although Debian has 5.2.3
-    assert sh("dpkg-query -W -f '${Version}' rocminfo").startswith("1.0.0.60401")
-    assert (
-        sh("dpkg-query -W -f '${Status}' rocm-dev amdgpu-dkms").count("install ok installed") == 2
-    )
+    assert f"URIs: {plan['rocm_url']}" in sources
+    assert "Signed-By: /etc/apt/keyrings/rocmprov-legacy.asc" in sources
+    assert f"Suites: {plan['suite']}" in sources
+    pin = (r / "etc/apt/preferences.d/rocmprov-rocm-pin").read_text()
+    assert "Pin-Priority: 600" in pin and f"o={plan['pin_origin']}" in pin
+    # the pin applies: AMD's packages come from the lab's copy of repo.radeon.com at 600
+    policy = sh(f"apt-cache policy {plan['packages'][0]}")
+    assert f"600 {plan['rocm_url']} " in policy, policy
+    installed = sh(f"dpkg-query -W -f '${{Version}}' {plan['packages'][0]}")
+    assert installed.startswith(f"{row['version']}."), installed
+    dkms = plan["dkms_package"]
+    assert sh(f"dpkg-query -W -f '${{Status}}' {dkms}") == "install ok installed"
+    assert sh("cat /opt/rocm/.info/version").startswith(row["version"])
     rc, again, t2 = apply(inv, tmp_path, "-e", extra)
     assert rc == 0 and again["hosts"][0]["changed"] == 0, again
     print(f"amd source on 1 host: {t1:.1f}s, again {t2:.1f}s changed=0")
@@ -293,15 +332,27 @@ def test_dkms_build_failure_is_reported_with_the_kernel(
     with the kernel named and the build error quoted, not buried."""
     import platform
 
-    from tests.make_fake_amd_repo import build
+    from tests.lab import amdrepo
 
-    url = lab.serve_dir(build(tmp_path_factory.mktemp("badrepo") / "repo", dkms_fails=True))
+    kernel = platform.release()
+    row = legacy_row()
+    failing = (
+        "#!/bin/sh\necho 'Building module: amdgpu (lab)'\n"
+        f"echo 'Error! Bad return status for module build on kernel: {kernel} (x86_64)' >&2\n"
+        "exit 10\n"
+    )
+    repos = amdrepo.build(
+        tmp_path_factory.mktemp("badrepo") / "root", versions=[row["version"]],
+        dkms_postinst=failing,
+    )
+    served = amdrepo.serve(lab, repos)
+    kernel_headers_source(lab, clean_host, tmp_path)
     inv = inventory_for(lab, [clean_host], tmp_path)
     extra = json.dumps(
         {
             "rocmprov_repo_source": "amd",
-            "rocmprov_repo_base_url": url,
-            "rocmprov_rocm_version": "6.4.1",
+            "rocmprov_mirrors": served.mirrors,
+            "rocmprov_rocm_version": row["version"],
             "rocmprov_driver_force": True,
         }
     )
@@ -310,7 +361,7 @@ def test_dkms_build_failure_is_reported_with_the_kernel(
     host = doc["hosts"][0]
     failed = host["failed_task"]
     assert failed["role"] == "rocmprov_driver", failed
-    assert f"amdgpu-dkms failed on kernel {platform.release()}" in failed["message"]
+    assert f"amdgpu-dkms failed on kernel {kernel}" in failed["message"]
     assert "Bad return status for module build" in failed["message"]
 
 

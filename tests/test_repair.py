@@ -15,6 +15,7 @@ from rocmprov.repair import bios_checklist, outcomes, plan, remedies
 from tests.fixtureload import FIXTURES, load
 from tests.helpers import rocmprov
 from tests.lab import Lab, LabHost
+from tests.lab.amdrepo import Served
 
 DOCS_CHECKS = Path(__file__).resolve().parent.parent / "docs" / "checks.md"
 
@@ -88,26 +89,31 @@ def test_outcomes_fixed_still_broken_and_human() -> None:
 # --- on the lab: one legacy host, five breakages, one repair -----------------------------
 
 
-@pytest.fixture
-def amd_repo(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
-    from tests.make_fake_amd_repo import build
-
-    out = build(tmp_path_factory.mktemp("amdrepo") / "repo")
-    return lab.serve_dir(out), out
+DEBIAN_12 = {"distribution": "Debian", "distribution_version": "12", "os_family": "Debian"}
 
 
-def _break(lab: Lab, host: LabHost, url: str, repo: Path) -> None:
+def _legacy() -> tuple[str, dict]:
+    """The newest legacy release with amdgpu + graphics repositories (the lab is Debian 12)."""
+    from rocmprov import releases
+    from tests.test_releases_lab import legacy_full
+
+    version = str(legacy_full()["version"])
+    return version, releases.resolve(version, DEBIAN_12)
+
+
+def _break(lab: Lab, host: LabHost, mirror: Served) -> None:
     root = host.root
-    key = (repo / "rocm" / "rocm.gpg.key").read_text()
+    _version, upstream = _legacy()
+    key = mirror.repos.key_text(upstream["key_url"])
     (root / "etc/apt/keyrings").mkdir(parents=True, exist_ok=True)
     (root / "etc/apt/keyrings/rocm.asc").write_text(key)
     (root / "etc/apt/sources.list.d/rocm.sources").write_text(
-        f"Types: deb\nURIs: {url}/rocm/apt/6.4.1\nSuites: jammy\nComponents: main\n"
-        "Architectures: amd64\nSigned-By: /etc/apt/keyrings/rocm.asc\n"
+        f"Types: deb\nURIs: {mirror.mirror(upstream['rocm_url'])}\nSuites: {upstream['suite']}\n"
+        "Components: main\nArchitectures: amd64\nSigned-By: /etc/apt/keyrings/rocm.asc\n"
     )
     # wrong apt pin
     (root / "etc/apt/preferences.d/rocmprov-radeon-pin").write_text(
-        "Package: *\nPin: release o=repo.radeon.com\nPin-Priority: 400\n"
+        f"Package: *\nPin: release o={upstream['pin_origin']}\nPin-Priority: 400\n"
     )
     sh = ["sh", "-c"]
     # stale key: a second copy where the apt-key era put it (trusted for every repository)
@@ -123,16 +129,16 @@ def _break(lab: Lab, host: LabHost, url: str, repo: Path) -> None:
     )
     lab.exec(host, ["systemctl", "daemon-reload"])
     lab.exec(host, ["systemctl", "enable", "gpu-manager.service"])
-    # ROCm package removed: rocm-dev is not installed (nothing of ROCm is)
+    # ROCm package removed: the release's meta-package is not installed (nothing of ROCm is)
 
 
-def _inventory(lab: Lab, host: LabHost, url: str, tmp: Path) -> Path:
+def _inventory(lab: Lab, host: LabHost, mirror: Served, tmp: Path) -> Path:
     text = lab.inventory.read_text()
     group_vars = text[text.index("[lab:vars]") :]
     host_vars = {
         "rocmprov_repo_source": "amd",
-        "rocmprov_repo_base_url": url,
-        "rocmprov_rocm_version": "6.4.1",
+        "rocmprov_mirrors": mirror.mirrors,
+        "rocmprov_rocm_version": _legacy()[0],
         "rocmprov_gpu_users": ["gpuuser"],
         "rocmprov_gpu_user": "gpuuser",
         "rocmprov_torch_enabled": False,
@@ -150,11 +156,10 @@ BROKEN = {"user.groups", "service.gpu-manager", "repo.pin", "repo.key", "rocm.pa
 
 @pytest.mark.lab
 def test_legacy_host_broken_five_ways_is_repaired_in_one_run(
-    lab: Lab, clean_host: LabHost, amd_repo: tuple[str, Path], tmp_path: Path
+    lab: Lab, clean_host: LabHost, amd_mirror: Served, tmp_path: Path
 ) -> None:
-    url, repo = amd_repo
-    _break(lab, clean_host, url, repo)
-    inv = _inventory(lab, clean_host, url, tmp_path)
+    _break(lab, clean_host, amd_mirror)
+    inv = _inventory(lab, clean_host, amd_mirror, tmp_path)
     before = json.loads(rocmprov("audit", str(inv), "--format", "json").stdout)
     bad = {
         f["check"]
