@@ -505,8 +505,8 @@ def test_check_mode_shows_sources_key_and_pin_and_changes_nothing(
     rc, doc, took = apply(inv, tmp_path, "--check", "--diff", "-e", extra(amd_mirror))
     print(f"\ncheck mode on a fresh host: {took:.1f}s rc={rc}")
     assert rc == 0 and doc["check"] is True, json.dumps(doc["hosts"], indent=1)
-    # the diffs are in the run's record (rocmprov apply prints progress and the summary only)
-    shown = "".join(p.read_text() for p in Path(doc["run_dir"]).rglob("stdout"))
+    # what apply shows the admin: each host's changes with their diffs (JSON and table alike)
+    shown = "\n".join(c for h in doc["hosts"] for c in h["changes"])
     wanted = [f"+URIs: {plan[f'{n}_url']}" for n in ("rocm", "amdgpu", "graphics")
               if plan[f"{n}_url"]]
     wanted += [f"would fetch {plan['key_url']}", f"+Pin: release o={plan['pin_origin']}"]

@@ -29,6 +29,8 @@ class HostResult:
     ignored: int = 0
     failure: FailedTask | None = None
     notes: tuple[str, ...] = ()
+    # What changed (or, in check mode, would change): the task, and the diff when --diff.
+    changes: tuple[str, ...] = ()
 
     @property
     def status(self) -> str:
@@ -59,6 +61,7 @@ class HostResult:
                 else None
             ),
             "notes": list(self.notes),
+            "changes": list(self.changes),
         }
 
 
@@ -80,6 +83,7 @@ class EventCollector:
         self.counts: dict[str, dict[str, int]] = {}
         self.failures: dict[str, FailedTask] = {}
         self.notes: dict[str, list[str]] = {}
+        self.changes: dict[str, list[str]] = {}
         self.stats: dict[str, dict[str, int]] | None = None
 
     def _count(self, host: str, key: str) -> None:
@@ -105,6 +109,8 @@ class EventCollector:
                 res = data.get("res") or {}
                 self._count(host, "changed" if res.get("changed") else "ok")
                 self._note(host, res)
+                if res.get("changed"):
+                    self._change(host, data.get("task") or "", res)
             elif kind == "runner_on_skipped" and host:
                 self._count(host, "skipped")
             elif kind == "runner_on_failed" and host:
@@ -151,6 +157,11 @@ class EventCollector:
         if isinstance(fw, dict):
             self._add_note(host, f"firmware: {str(fw.get('state', '')).strip()}")
 
+    def _change(self, host: str, task: str, res: Mapping[str, Any]) -> None:
+        changes = self.changes.setdefault(host, [])
+        if len(changes) < MAX_CHANGES:
+            changes.append(describe_change(task, res))
+
     def _add_note(self, host: str, note: str) -> None:
         notes = self.notes.setdefault(host, [])
         if note not in notes:
@@ -180,6 +191,7 @@ class EventCollector:
                         ignored=s["ignored"],
                         failure=self.failures.get(h),
                         notes=tuple(self.notes.get(h, ())),
+                        changes=tuple(self.changes.get(h, ())),
                     )
                 else:  # interrupted: what the events said so far
                     c = self.counts.get(h, {})
@@ -192,9 +204,64 @@ class EventCollector:
                         skipped=c.get("skipped", 0),
                         failure=self.failures.get(h),
                         notes=tuple(self.notes.get(h, ())),
+                        changes=tuple(self.changes.get(h, ())),
                     )
                 out.append(r)
             return tuple(sorted(out, key=lambda r: r.host))
+
+
+MAX_CHANGES = 200  # per host
+MAX_CHANGE_CHARS = 4000  # per change
+
+
+def describe_change(task: str, res: Mapping[str, Any]) -> str:
+    """One change as the admin reads it: the task, a short message (e.g. the key URL check mode
+    would fetch), and a unified diff of each file when Ansible sent one (--diff); a loop's
+    changed items each with theirs. Scrubbed, bounded."""
+    from rocmprov.scrub import scrub
+
+    lines = [task]
+    items = res.get("results")
+    if isinstance(items, list):
+        for item in items:
+            if isinstance(item, Mapping) and item.get("changed"):
+                label = item.get("_ansible_item_label", item.get("item", ""))
+                lines.append(f"  item {label}")
+                lines += _change_lines(item)
+    else:
+        lines += _change_lines(res)
+    text = scrub("\n".join(lines))
+    return text if len(text) <= MAX_CHANGE_CHARS else text[:MAX_CHANGE_CHARS] + "\n  ... (cut)"
+
+
+def _change_lines(res: Mapping[str, Any]) -> list[str]:
+    import difflib
+
+    lines: list[str] = []
+    msg = res.get("msg")
+    if isinstance(msg, str) and msg and msg != "All items completed":
+        first = msg.strip().splitlines()
+        lines += [f"  {m}" for m in first[:3]] + (["  ..."] if len(first) > 3 else [])
+    diffs = res.get("diff")
+    for d in diffs if isinstance(diffs, list) else [diffs] if isinstance(diffs, dict) else []:
+        if not isinstance(d, dict):
+            continue
+        if isinstance(d.get("prepared"), str):
+            lines += d["prepared"].rstrip("\n").splitlines()[:40]
+            continue
+        before, after = d.get("before"), d.get("after")
+        if isinstance(before, str) and isinstance(after, str):
+            lines += difflib.unified_diff(
+                before.splitlines(),
+                after.splitlines(),
+                str(d.get("before_header", "before")),
+                str(d.get("after_header", "after")),
+                lineterm="",
+            )
+        elif isinstance(before, dict) and isinstance(after, dict):  # file state, mode...
+            lines += [f"  {k}: {before.get(k)} -> {v}" for k, v in after.items()
+                      if before.get(k) != v]  # fmt: skip
+    return lines
 
 
 def failure_message(res: Any, limit: int = 500) -> str:

@@ -159,6 +159,12 @@ def render_summary(result: ApplyResult, stream: TextIO) -> None:
             Text("; ".join(details)),
         )
     console.print(table)
+    for h in result.hosts:
+        if h.changes:
+            verb = "would change" if result.check else "changed"
+            console.print(Text(printable(f"{h.host} {verb}:", one_line=True), style="bold"))
+            for change in h.changes:
+                console.print(Text(printable("  " + change.replace("\n", "\n    "))))
     if result.message:
         console.print(Text(result.message))
     console.print(Text(f"run record: {result.run_dir}"))
