@@ -45,7 +45,8 @@ def find_release(table: dict[str, Any], wanted: object) -> dict[str, Any] | None
     if exact:
         return exact[0]
     prefix = [r for r in rows if str(r["version"]).startswith(text + ".")]
-    return max(prefix, key=lambda r: _version_key(r["version"]), default=None)
+    production = [r for r in prefix if r.get("status", "production") == "production"]
+    return max(production or prefix, key=lambda r: _version_key(r["version"]), default=None)
 
 
 def _mirror(url: str, mirrors: dict[str, str] | None) -> str:
@@ -100,8 +101,11 @@ def resolve(
 
     Never raises for a bad request: `error` says what is wrong (empty when all is well), so a
     role can assert on it with a clear message."""
-    row = find_release(table, wanted)
     out: dict[str, Any] = {"wanted": str(wanted or ""), "error": ""}
+    if isinstance(wanted, float):  # YAML read 7.10 as 7.1: never guess which was meant
+        out["error"] = f'ROCm version {wanted!r} is a YAML number: quote it (e.g. "7.10")'
+        return out
+    row = find_release(table, wanted)
     if row is None:
         known = ", ".join(str(r["version"]) for r in releases(table))
         out["error"] = f"ROCm {wanted!s} is not in the release table (known: {known})"

@@ -230,7 +230,7 @@ def render(bundle: Bundle) -> dict[str, bytes]:
         probes.append(
             {
                 "id": out.id,
-                "command": out.command,
+                "command": scrub(out.command),
                 "rc": out.rc,
                 "status": out.status,
                 "duration": round(out.duration, 4),

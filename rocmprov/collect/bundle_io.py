@@ -207,6 +207,10 @@ def read_tar(fd: int, wanted: Callable[[str], bool], budget: Budget) -> dict[str
     Plain, gzip, bzip2 or xz; at most MAX_ENTRIES members and MAX_ARCHIVE_BYTES uncompressed.
     A wanted name that is not a regular file, or that appears twice, makes it Unreadable."""
     files: dict[str, bytes] = {}
+    # A compressed archive is never larger than what it holds: a bigger file is padding or a
+    # bomb, and gzip reads trailing zero padding a byte at a time (no output to cap).
+    if os.fstat(fd).st_size > MAX_ARCHIVE_BYTES:
+        raise Unreadable(f"the archive is larger than {MAX_ARCHIVE_BYTES // MiB} MiB")
     raw = os.fdopen(os.dup(fd), "rb")
     try:
         stream = io.BufferedReader(_Capped(_decompressed(raw), MAX_ARCHIVE_BYTES), MiB)

@@ -24,6 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rocmprov.collect.bundle import BundleWriter
+    from rocmprov.report.safe import printable
 
     if args.inventory and args.local:
         raise UsageError("give INVENTORY or --local, not both")
@@ -34,19 +35,19 @@ def run(args: argparse.Namespace) -> int:
         for bundle, error in _bundles(args):
             if error:
                 failed += 1
-                print(f"rocmprov: {error}", file=sys.stderr)
+                print(f"rocmprov: {printable(error, one_line=True)}", file=sys.stderr)
                 continue
             try:
                 done = writer.write(bundle)
             except OSError as exc:
                 failed += 1
                 why = exc.strerror or str(exc)
-                print(f"rocmprov: {bundle.host}: cannot write its bundle in {args.output}: {why}",
-                      file=sys.stderr)
+                line = f"{bundle.host}: cannot write its bundle in {args.output}: {why}"
+                print(f"rocmprov: {printable(line, one_line=True)}", file=sys.stderr)
                 continue
             written += 1
             also = f" and {done.tar}" if done.tar else ""
-            print(f"{bundle.host}: {done.path}{also}", file=sys.stderr)
+            print(printable(f"{bundle.host}: {done.path}{also}", one_line=True), file=sys.stderr)
     if failed:
         return Exit.UNKNOWN
     return Exit.OK if written else Exit.UNKNOWN

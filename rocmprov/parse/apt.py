@@ -21,10 +21,11 @@ class RepoConfig:
 
     @property
     def sources(self) -> dict[str, str]:
+        # Only what apt (or yum) reads: apt ignores rocm.list.save, *.distUpgrade, *.dpkg-old...
         return {
             p: c
             for p, c in self.files.items()
-            if "/sources.list" in p or p.endswith((".list", ".sources", ".repo"))
+            if p == "/etc/apt/sources.list" or p.endswith((".list", ".sources", ".repo"))
         }
 
     @property

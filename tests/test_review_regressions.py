@@ -1,0 +1,80 @@
+"""Regressions found by a hostile second read of issues 12 and 13, each reproduced first."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import io
+import os
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from rocmprov import releases
+from rocmprov.audit import audit_bundle
+from rocmprov.checks.policy import Policy
+from rocmprov.collect.bundle import Bundle, ProbeOutput, read_bundle, write_bundle
+from rocmprov.exitcodes import InputError
+from rocmprov.probes import build_probes
+
+REAL = Path(__file__).parent / "data" / "h200-vm-bundle-2026-12-01.tar.gz"
+UBUNTU = {"os_family": "Debian", "distribution": "Ubuntu", "distribution_version": "24.04"}
+
+
+def test_the_manifest_command_field_is_scrubbed(tmp_path: Path) -> None:
+    probe = next(
+        p for p in build_probes(python="/home/alice/venvs/t/bin/python") if p.id == "torch"
+    )
+    bundle = Bundle("h", {"torch": ProbeOutput("torch", probe.command, 0, "{}")})
+    out = write_bundle(bundle, tmp_path)
+    manifest = (out / "manifest.json").read_text()
+    assert "/home/USER/venvs" in manifest and "alice" not in manifest
+
+
+def test_apt_ignores_save_and_dist_upgrade_copies_so_does_the_audit() -> None:
+    base = read_bundle(REAL)
+    source = (
+        "deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] "
+        "https://repo.radeon.com/rocm/apt/6.4.1 noble main"
+    )
+    text = "".join(
+        f"== file /etc/apt/sources.list.d/{name}\n{source}\n"
+        for name in ("rocm.list", "rocm.list.save", "rocm.list.distUpgrade")
+    )
+    outputs = {**base.outputs, "apt-rocm": ProbeOutput("apt-rocm", "t", 0, text)}
+    report = audit_bundle(dataclasses.replace(base, outputs=outputs), Policy())
+    by = {f.check: f for f in report.findings}
+    assert "configured in" not in by["repo.sources"].summary
+    # one real file naming a keyring that is absent is still found
+    assert by["repo.key"].summary == "a source names a keyring that is not there"
+    assert by["repo.key"].actual == "/etc/apt/keyrings/rocm.gpg"
+
+
+def test_a_tarball_bigger_than_anything_it_may_hold_is_refused_at_once(tmp_path: Path) -> None:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        data = b'{"schema": "rocmprov.bundle/1", "host": "h", "probes": []}'
+        info = tarfile.TarInfo("h/manifest.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    path = tmp_path / "h.tar.gz"
+    path.write_bytes(gzip.compress(buf.getvalue()))
+    with path.open("r+b") as f:  # sparse zero padding: 0 bytes on disk, 80 MiB long
+        f.truncate(80 * 1024 * 1024)
+    start = time.process_time()
+    with pytest.raises(InputError, match="larger than 72 MiB"):
+        read_bundle(path)
+    assert time.process_time() - start < 5  # a safety bound, not a speed target
+    os.unlink(path)
+
+
+def test_a_major_picks_its_newest_production_release_not_an_unconfirmed_one() -> None:
+    row = releases.find("10")
+    assert row is not None and row.status == "production"
+    assert releases.resolve("10", UBUNTU)["error"] == ""
+
+
+def test_a_version_that_yaml_made_a_number_is_refused() -> None:
+    assert "quote it" in releases.resolve(7.10, UBUNTU)["error"]
