@@ -178,3 +178,27 @@ def test_apply_variables_decide_which_packages_the_audit_expects() -> None:
     strict = Policy.from_vars({"rocmprov_repo_source": "distro"})
     (finding,) = findings(bundle, strict)["rocm.packages"]
     assert finding.severity is Severity.CRITICAL  # the per-OS default list wants hipcc too
+
+
+def test_amds_other_complete_installs_are_not_missing_packages() -> None:
+    """A per-architecture TheRock install or a legacy runtime-only install is an install: AMD
+    documents both; only "no package of that release at all" is CRITICAL."""
+    row = therock_row()
+    base = therock_bundle()
+    lines = [
+        ln for ln in base.get("packages").stdout.splitlines() if ln.split()[0] not in row.packages
+    ]
+    per_arch = "\n".join([*lines, f"amdrocm{row.minor}-gfx942 {row.version}-1 ii ", ""])
+    (finding,) = findings(with_outputs(base, packages=per_arch), Policy())["rocm.packages"]
+    assert finding.severity is Severity.OK, finding
+    assert f"amdrocm{row.minor}-gfx942" in finding.summary
+
+    legacy = with_outputs(
+        real(),
+        rocm_installs="/opt/rocm-7.2.1/.info/version\t7.2.1-81\n",
+        packages=real().get("packages").stdout + "rocm-hip-runtime 7.2.1.70201-81~24.04 ii \n"
+        "rocm-core 7.2.1.70201-81~24.04 ii \n",
+    )
+    (finding,) = findings(legacy, Policy())["rocm.packages"]
+    assert finding.severity is Severity.OK, finding
+    assert "rocm-hip-runtime" in finding.summary

@@ -269,6 +269,13 @@ def check_packages(facts: HostFacts, policy: Policy) -> list[Finding]:
             )
         ]
     missing = [p for p in wanted if p not in facts.packages]
+    if missing and release and not policy.packages_amd:
+        # The row's meta-package is what apply installs; AMD documents others that are just as
+        # complete (rocm-hip-runtime, amdrocm10.0-gfx942...): any of them is an install.
+        other = _other_install(facts.packages, release)
+        if other:
+            return [Finding("rocm.packages", OK, f"AMD ROCm {release}: {other} installed",
+                            actual=other)]  # fmt: skip
     asked = bool(facts.amd_gpus or policy.rocm_version or policy.repo_source)
     if missing:
         return [
@@ -300,6 +307,26 @@ def _wanted(facts: HostFacts, policy: Policy, source: str) -> tuple[list[str], s
     target = policy.target(facts.rocm_version)
     row = releases.find(target)
     return (list(row.packages) + list(policy.packages_extra) if row else []), target
+
+
+def _other_install(installed: dict[str, str], release: str) -> str:
+    """An installed meta-package of the release's stream other than the row's: AMD's legacy
+    meta-packages (the table's streams block) or TheRock's per-architecture packages."""
+    from rocmprov import releases
+
+    row = releases.find(release)
+    if row is None:
+        return ""
+    if row.stream == "therock":
+        # amdrocm10.0-gfx942 (gfx_packages) and the like: the release's own prefix
+        names = [
+            n
+            for n in installed
+            if re.match(rf"amdrocm(?:-[a-z-]+)?{re.escape(row.minor)}(?:-|$)", n)
+        ]
+        return ", ".join(sorted(names)[:3])
+    metas = releases.streams().get(row.stream, {}).get("meta_packages") or []
+    return ", ".join(m for m in metas if m in installed)
 
 
 def _infer_source(facts: HostFacts) -> str:
