@@ -144,6 +144,7 @@ def resolve(
         components=["main"],
         rocm_url="",
         amdgpu_url="",
+        amdgpu_error="",
         graphics_url="",
     )
     if not facts:
@@ -185,11 +186,15 @@ def resolve(
         rule = str(section.get("amdgpu_rule") or "exact")
         amdgpu_key = _pick_minor(amdgpu_paths, host["version"], host["major"], rule)
         if amdgpu_paths and amdgpu_key is None:
+            # ROCm itself installs; only the driver repository is missing for this minor.
             listed = ", ".join(sorted(amdgpu_paths))
-            out["error"] = f"{where}: no amdgpu driver for {host['label']} (AMD: {listed})"
-            return out
+            out["amdgpu_error"] = f"{where}: no amdgpu driver for {host['label']} (AMD: {listed})"
         if amdgpu_key is not None:
             out["amdgpu_url"] = _mirror(_join(base, amdgpu_paths[amdgpu_key]), mirrors)
+        graphics = section.get("graphics") or {}
+        graphics_key = _pick_minor(graphics, host["version"], host["major"], "newest")
+        if graphics_key is not None:
+            out["graphics_url"] = _mirror(_join(base, graphics[graphics_key]), mirrors)
     else:
         label = host["label"] or "this OS"
         out["error"] = f"{where}: {label} is not of the Debian, RedHat or SUSE family"
