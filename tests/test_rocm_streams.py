@@ -202,3 +202,35 @@ def test_amds_other_complete_installs_are_not_missing_packages() -> None:
     (finding,) = findings(legacy, Policy())["rocm.packages"]
     assert finding.severity is Severity.OK, finding
     assert "rocm-hip-runtime" in finding.summary
+
+
+@pytest.mark.parametrize(
+    ("kernel", "headers", "expect"),
+    [
+        ("6.8.0-51-generic", "linux-headers-generic", "ok"),
+        ("6.8.0-51-generic", "linux-headers-generic-hwe-24.04", "ok"),
+        ("6.8.0-1021-azure", "linux-headers-azure", "ok"),
+        ("6.8.0-1021-azure", "linux-headers-generic", "linux-headers-azure"),
+        ("6.18.44-fc-v973-gpu", "", "ok"),  # a custom kernel: no meta-package to ask for
+    ],
+)  # fmt: skip
+def test_prerequisites_follow_the_running_kernels_flavour(
+    kernel: str, headers: str, expect: str
+) -> None:
+    extra = f"linux-modules-extra-{kernel} 1 ii \n" if kernel.endswith("generic") else ""
+    packages = (
+        "python3-setuptools 68 ii \npython3-wheel 0.42 ii \namdgpu-dkms 1:6.12 ii \n"
+        "rocm-core 7.2.1.70201-81~24.04 ii \n" + extra + (f"{headers} 1 ii \n" if headers else "")
+    )
+    bundle = with_outputs(
+        real(),
+        uname=kernel + "\n",
+        packages=packages,
+        rocm_installs="/opt/rocm-7.2.1/.info/version\t7.2.1\n"
+        "ldconf /etc/ld.so.conf.d/x /opt/rocm/lib\n",
+    )
+    (finding,) = findings(bundle)["rocm.prerequisites"]
+    if expect == "ok":
+        assert finding.severity is Severity.OK, finding
+    else:
+        assert finding.severity is Severity.WARNING and expect in finding.summary, finding

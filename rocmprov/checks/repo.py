@@ -346,8 +346,11 @@ def _infer_source(facts: HostFacts) -> str:
 # "Installing prerequisites"), and the headers meta-package that makes DKMS rebuild amdgpu when
 # a new kernel arrives.
 _PYTHON_PREREQS = ("python3-setuptools", "python3-wheel")
-_HEADERS_META = {"ubuntu": ("linux-headers-generic", "linux-headers-generic-hwe-"),
-                 "debian": ("linux-headers-amd64",)}  # fmt: skip
+_APT_OSES = ("ubuntu", "debian")
+# The running kernel's flavour names its headers meta-package (as the driver role installs):
+# 6.8.0-51-generic -> linux-headers-generic (or -generic-hwe-*), 6.8.0-1021-azure ->
+# linux-headers-azure, 6.1.0-28-amd64 -> linux-headers-amd64; a custom kernel has none.
+_FLAVOUR = re.compile(r"^\d+\.\d+\.\d+-\d+-([a-z0-9-]+)$")
 
 
 def check_prerequisites(facts: HostFacts, policy: Policy) -> list[Finding]:
@@ -356,18 +359,20 @@ def check_prerequisites(facts: HostFacts, policy: Policy) -> list[Finding]:
         return [skipped("rocm.prerequisites", "no AMD ROCm installed")]
     if facts.packages is None or facts.os is None:
         return [Finding("rocm.prerequisites", UNKNOWN, "installed packages not collected")]
-    if facts.os.id not in _HEADERS_META:
+    if facts.os.id not in _APT_OSES:
         return [skipped("rocm.prerequisites", f"no prerequisite list for {facts.os.id}")]
     pkgs = facts.packages
     missing = [p for p in _PYTHON_PREREQS if p not in pkgs]
     why = []
-    if "amdgpu-dkms" in pkgs:
-        metas = _HEADERS_META[facts.os.id]
-        if not any(n == m or n.startswith(m) for n in pkgs for m in metas):
-            missing.append(metas[0])
-            why.append(f"without {metas[0]} DKMS builds no amdgpu for the next kernel")
-        extra = f"linux-modules-extra-{facts.kernel}" if facts.kernel else ""
-        if facts.os.id == "ubuntu" and extra and extra not in pkgs:
+    flavour = _FLAVOUR.match(facts.kernel or "")
+    if "amdgpu-dkms" in pkgs and flavour:
+        meta = f"linux-headers-{flavour.group(1)}"
+        if not any(n == meta or n.startswith(meta + "-hwe-") for n in pkgs):
+            missing.append(meta)
+            why.append(f"without {meta} DKMS builds no amdgpu for the next kernel")
+        extra = f"linux-modules-extra-{facts.kernel}"
+        # Ubuntu's stock flavours ship it; other kernels may have none (apply asks apt first).
+        if facts.os.id == "ubuntu" and flavour.group(1) == "generic" and extra not in pkgs:
             missing.append(extra)
     ld_missing = facts.rocm_ldconf is not None and not any(
         d.startswith("/opt/rocm") for d in facts.rocm_ldconf
