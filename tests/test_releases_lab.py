@@ -218,7 +218,7 @@ def assert_release_installed(lab: Lab, host: LabHost, row: dict[str, Any],
     for pattern in stream.get("version_files") or []:  # read inside the host: links are absolute
         text = sh(lab, host, f"cat {pattern}", check=False).stdout
         assert text.startswith(str(installed)), (pattern, text)
-    assert f"{plan['prefix']}/lib" in (root / "etc/ld.so.conf.d/rocm.conf").read_text()
+    assert f"{plan['prefix']}/lib" in (root / "etc/ld.so.conf.d/rocmprov-rocm.conf").read_text()
 
 
 # ------------------------------------------------------------------ fixtures
