@@ -78,3 +78,14 @@ def test_a_major_picks_its_newest_production_release_not_an_unconfirmed_one() ->
 
 def test_a_version_that_yaml_made_a_number_is_refused() -> None:
     assert "quote it" in releases.resolve(7.10, UBUNTU)["error"]
+
+
+def test_mirror_credentials_in_extra_vars_are_scrubbed_from_run_records() -> None:
+    from rocmprov.provision.record import Scrubber
+
+    token = "glpat-0123456789abcdefghij"
+    mirrors = {"rocmprov_mirrors": {"https://repo.radeon.com": f"https://ci:{token}@m.corp/r"}}
+    scrubber = Scrubber.for_run(mirrors, {})
+    line = f"URIs: https://ci:{token}@m.corp/r/rocm/apt/7.2.1"
+    assert token not in scrubber.text(line)
+    assert "m.corp/r/rocm/apt/7.2.1" in scrubber.text(line)

@@ -18,7 +18,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,6 +101,27 @@ def child_env(
 # ------------------------------------------------------------------ scrubbing
 
 
+def url_passwords(node: Any) -> Iterator[str]:
+    """The password part of every URL with credentials in a document (rocmprov_mirrors...)."""
+    from urllib.parse import urlsplit
+
+    if isinstance(node, Mapping):
+        for k, v in node.items():
+            yield from url_passwords(k)
+            yield from url_passwords(v)
+    elif isinstance(node, list | tuple):
+        for v in node:
+            yield from url_passwords(v)
+    elif isinstance(node, str) and "@" in node and "://" in node:
+        for word in node.split():
+            try:
+                password = urlsplit(word).password
+            except ValueError:
+                continue
+            if password and len(password) >= 3:
+                yield password
+
+
 @dataclass(frozen=True)
 class Scrubber:
     """Replaces known secret values anywhere and redacts secret-named keys in documents."""
@@ -116,6 +137,7 @@ class Scrubber:
         caller = os.environ if caller is None else caller
         found = set(secret_values(extravars))
         found |= set(secret_values({k: v for k, v in caller.items() if is_secret_name(k)}))
+        found |= set(url_passwords(extravars))  # a mirror's https://user:token@host
         variants = set(found)
         for s in found:  # as they appear inside JSON or Python-repr text
             variants.add(json.dumps(s)[1:-1])
