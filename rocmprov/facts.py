@@ -22,7 +22,13 @@ from rocmprov.parse.rocm import (
     stray_libraries,
 )
 from rocmprov.parse.rocminfo import RocmInfo, parse_rocminfo
-from rocmprov.parse.smi import SmiGpu, parse_amd_smi, parse_rocm_smi
+from rocmprov.parse.smi import (
+    GpuMetrics,
+    SmiGpu,
+    parse_amd_smi,
+    parse_amd_smi_metric,
+    parse_rocm_smi,
+)
 from rocmprov.parse.sysfs import parse_pci_sysfs
 from rocmprov.parse.system import (
     DevNode,
@@ -61,6 +67,7 @@ class HostFacts:
     rocm_version: str | None = None  # "" = not installed
     rocminfo: RocmInfo | None = None
     smi_gpus: tuple[SmiGpu, ...] | None = None
+    smi_metrics: tuple[GpuMetrics, ...] | None = None  # amd-smi metric: live per-GPU readings
     dmesg: str | None = None
     dkms: tuple[DkmsModule, ...] | None = None
     secureboot: str | None = None
@@ -102,7 +109,44 @@ class HostFacts:
             "torch": self.torch.version if self.torch else None,
             "rocm_source": self.rocm_source or None,
             "rocm_installs": [i.label for i in self.rocm_installs or ()],
+            "gpu_metrics": self.gpu_metrics(),
         }
+
+    def gpu_metrics(self) -> list[dict[str, Any]]:
+        """Per AMD GPU: the live readings amd-smi gave (joined to the PCI address through
+        amd-smi static / rocm-smi by index) and the PCIe link the PCI probes saw. Keys whose
+        value is unknown are left out; a GPU amd-smi did not report still has its link."""
+        from rocmprov.checks.pcie import slot_port  # the checks import this module
+
+        bdf_of = {g.index: _full_bdf(g.bdf) for g in self.smi_gpus or () if g.bdf}
+        rows: dict[str, dict[str, Any]] = {}
+        for pos, d in enumerate(sorted(self.amd_gpus, key=lambda d: d.bdf)):
+            row = rows.setdefault(d.bdf, {"gpu": str(pos), "bdf": d.bdf})
+            port = slot_port(self, d)  # the slot's link, not the one to the on-card switch
+            for key, value in (
+                ("pcie_link_speed_gts", port.link_sta.speed_gts),
+                ("pcie_link_width", port.link_sta.width),
+                ("pcie_link_max_speed_gts", port.link_cap.speed_gts),
+                ("pcie_link_max_width", port.link_cap.width),
+            ):
+                if value is not None:
+                    row[key] = value
+        for m in self.smi_metrics or ():
+            bdf = bdf_of.get(m.index, "")
+            row = rows.setdefault(bdf or f"gpu{m.index}", {"bdf": bdf})
+            row["gpu"] = str(m.index)
+            if m.temperatures_celsius:
+                row["temperature_celsius"] = dict(m.temperatures_celsius)
+            for key, value in (
+                ("power_watts", m.power_watts),
+                ("vram_used_bytes", m.vram_used_bytes),
+                ("vram_total_bytes", m.vram_total_bytes),
+                ("ecc_correctable", m.ecc_correctable),
+                ("ecc_uncorrectable", m.ecc_uncorrectable),
+            ):
+                if value is not None:
+                    row[key] = value
+        return sorted(rows.values(), key=lambda r: (int(r["gpu"]), r["bdf"]))
 
 
 def _ok(out: ProbeOutput | None) -> str | None:
@@ -143,6 +187,7 @@ def build_facts(bundle: Bundle) -> HostFacts:
         rocm_ldconf=_parsed(g("rocm-installs"), parse_ldconf),
         rocminfo=_rocminfo(g("rocminfo")),
         smi_gpus=_smi(g("amd-smi-static"), g("rocm-smi")),
+        smi_metrics=_metrics(g("amd-smi-metric")),
         dmesg=_ok(g("dmesg")),
         dkms=tuple(parse_dkms(g("dkms").stdout))
         if g("dkms") and g("dkms").status == "ok"
@@ -255,6 +300,18 @@ def _smi(static: ProbeOutput | None, rocm_smi: ProbeOutput | None) -> tuple[SmiG
     if rocm_smi is not None and rocm_smi.status == "ok":
         return tuple(parse_rocm_smi(rocm_smi.stdout))
     return None
+
+
+def _metrics(out: ProbeOutput | None) -> tuple[GpuMetrics, ...] | None:
+    if out is None or out.status != "ok":
+        return None
+    return tuple(parse_amd_smi_metric(out.stdout))
+
+
+def _full_bdf(bdf: str) -> str:
+    """amd-smi's "0000:c1:00.0"; rocm-smi's "0000:C1:00.0" or "c1:00.0" -> 0000:c1:00.0."""
+    bdf = bdf.strip().lower()
+    return bdf if bdf.count(":") == 2 else f"0000:{bdf}"
 
 
 def _torch(out: ProbeOutput | None) -> TorchInfo | None:

@@ -20,6 +20,27 @@ class Probe:
     command: str
     needs_root: bool = False
     timeout: float = 30.0
+    profile: str = "quick"  # the cheapest profile that runs it: "quick" probes run in both
+
+
+# `audit --profile`: "full" runs every probe; "quick" (a health check run every few minutes)
+# leaves out the probes that start a GPU runtime or an interpreter: torch (imports torch),
+# rocminfo (initialises HSA on every GPU), rocm-smi and amd-smi (Python CLIs that initialise
+# the SMI library). Checks that need them report SKIPPED, not UNKNOWN.
+PROFILES = ("full", "quick")
+PROFILE_SKIPPED = "not collected by the quick profile"
+
+
+def for_profile(
+    probes: tuple[Probe, ...], profile: str
+) -> tuple[tuple[Probe, ...], tuple[str, ...]]:
+    """(the probes the profile runs, the ids of those it leaves out)."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}")
+    if profile == "full":
+        return probes, ()
+    kept = tuple(p for p in probes if p.profile == "quick")
+    return kept, tuple(p.id for p in probes if p.profile != "quick")
 
 
 def _need_tool(tool: str, command: str) -> str:
@@ -158,7 +179,11 @@ def build_probes(*, gpu_user: str = "", python: str = "python3") -> tuple[Probe,
         Probe("rocm-version", "installed ROCm release", _read_file("/opt/rocm/.info/version")),
         Probe("rocm-installs", "ROCm version records of both AMD streams", _ROCM_INSTALLS),
         Probe(
-            "rocminfo", "HSA agents (gfx targets)", _need_tool("rocminfo", "rocminfo"), timeout=60
+            "rocminfo",
+            "HSA agents (gfx targets)",
+            _need_tool("rocminfo", "rocminfo"),
+            timeout=60,
+            profile="full",
         ),
         Probe(
             "rocm-smi",
@@ -167,18 +192,21 @@ def build_probes(*, gpu_user: str = "", python: str = "python3") -> tuple[Probe,
                 "rocm-smi", "rocm-smi --showproductname --showmeminfo vram --showuse --json"
             ),
             timeout=60,
+            profile="full",
         ),
         Probe(
             "amd-smi-static",
             "amd-smi static facts",
             _need_tool("amd-smi", "amd-smi static --json"),
             timeout=60,
+            profile="full",
         ),
         Probe(
             "amd-smi-metric",
             "amd-smi metrics",
             _need_tool("amd-smi", "amd-smi metric --json"),
             timeout=60,
+            profile="full",
         ),
         Probe(
             "dmesg",
@@ -205,6 +233,7 @@ def build_probes(*, gpu_user: str = "", python: str = "python3") -> tuple[Probe,
             "the target python's torch, HIP version, devices",
             _need_tool(python, f"{shlex.quote(python)} -c {shlex.quote(_TORCH)}"),
             timeout=120,
+            profile="full",
         ),
     )
 

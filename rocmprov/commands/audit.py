@@ -24,6 +24,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--local", action="store_true", help="audit this machine (the default)")
     parser.add_argument("--bundle", type=Path, help="analyse a support bundle (dir or .tar.gz)")
     parser.add_argument("--format", default="table", help=f"output: {', '.join(FORMATS)}")
+    parser.add_argument(
+        "--profile",
+        default="full",
+        help="full (default) or quick: a fast node check without torch, rocminfo, rocm-smi "
+        "and amd-smi, reading the kernel log only since its last run (--local only)",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        help="write the report to FILE (replaced atomically: temp file + rename) instead of stdout",
+    )
     add_fleet_options(parser, forks=64)
     parser.add_argument("--gpu-user", default="", help="user who runs GPU work (default: login)")
     parser.add_argument("--python", default="", help="python whose torch is checked (python3)")
@@ -38,7 +49,17 @@ def run(args: argparse.Namespace) -> int:
         return _fail(
             args, f"unknown format {args.format!r} (choose from {', '.join(FORMATS)})", Exit.USAGE
         )
+    if args.profile not in ("full", "quick"):
+        return _fail(
+            args, f"unknown profile {args.profile!r} (choose from full, quick)", Exit.USAGE
+        )
+    if args.profile == "quick" and (args.inventory or args.bundle):
+        return _fail(args, "--profile quick audits this machine only (--local)", Exit.USAGE)
     try:
+        if args.output is not None:
+            from rocmprov.report.output import check_target
+
+            check_target(args.output)
         result = _audit(args)
     except KeyboardInterrupt:
         return _fail(args, "interrupted", Exit.INTERRUPTED)
@@ -47,7 +68,10 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # InputError and anything unforeseen: one line, UNKNOWN
         code = getattr(exc, "exit_code", Exit.UNKNOWN)
         return _fail(args, str(exc) or type(exc).__name__, code)
-    _render(result, args)
+    try:
+        _render(result, args)
+    except OSError as exc:  # the audit ran but its report could not be written: not OK
+        return _fail(args, f"--output {args.output}: {exc.strerror or exc}", Exit.UNKNOWN)
     return int(result.exit_code)
 
 
@@ -76,6 +100,7 @@ def _audit(args: argparse.Namespace):
         gpu_user=args.gpu_user,
         python=args.python or "python3",
         hostvars=hostvars,
+        profile=args.profile,
     )
     return AuditResult((report,))
 
@@ -95,7 +120,19 @@ def audit_after_apply(
 
 
 def _render(result, args: argparse.Namespace) -> None:
-    out = sys.stdout
+    if getattr(args, "output", None) is None:
+        _write(result, args, sys.stdout)
+        return
+    import io
+
+    from rocmprov.report.output import write_atomic
+
+    buf = io.StringIO()
+    _write(result, args, buf)
+    write_atomic(args.output, buf.getvalue())
+
+
+def _write(result, args: argparse.Namespace, out) -> None:
     if args.format == "json":
         from rocmprov.report import json_report
 

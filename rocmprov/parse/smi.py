@@ -201,3 +201,78 @@ def _bytes(v: Any, default_unit: str) -> int | None:
     if factor is None or number < 0:
         return None
     return int(number * factor)
+
+
+@dataclass(frozen=True)
+class GpuMetrics:
+    """One GPU's live readings from `amd-smi metric --json`; None where the tool says N/A."""
+
+    index: int
+    temperatures_celsius: tuple[tuple[str, float], ...] = ()  # (sensor, value): edge, hotspot, mem
+    power_watts: float | None = None
+    vram_used_bytes: int | None = None
+    vram_total_bytes: int | None = None
+    ecc_correctable: int | None = None
+    ecc_uncorrectable: int | None = None
+
+
+# Spellings across amd-smi releases (6.0 .. 7.x), first present wins.
+_POWER_KEYS = ("socket_power", "current_socket_power", "average_socket_power")
+_ECC_CORRECTABLE = ("total_correctable_count", "correctable_count", "total_correctable")
+_ECC_UNCORRECTABLE = ("total_uncorrectable_count", "uncorrectable_count", "total_uncorrectable")
+_TEMP_SENSORS = ("edge", "hotspot", "junction", "mem", "hbm")
+
+
+def parse_amd_smi_metric(text: str) -> list[GpuMetrics]:
+    """`amd-smi metric --json` of both eras (bare list on 6.x, {"gpu_data": [...]} on 7.x; watch
+    mode's per-sample "timestamp" key is ignored). Sections may be the string "N/A"."""
+    out = []
+    for pos, g in enumerate(amd_smi_gpus(load_json(text))):
+        index = g.get("gpu") if isinstance(g.get("gpu"), int) else pos
+        temp = _section(g, "temperature")
+        power = _section(g, "power")
+        mem = _section(g, "mem_usage")
+        ecc = _section(g, "ecc")
+        temps = tuple(
+            (sensor, value)
+            for sensor in _TEMP_SENSORS
+            if (value := _number(temp.get(sensor), ("C", "°C", "CELSIUS"))) is not None
+        )
+        out.append(
+            GpuMetrics(
+                index=index,
+                temperatures_celsius=temps,
+                power_watts=_number(_first(power, _POWER_KEYS), ("W", "WATT", "WATTS")),
+                vram_used_bytes=_bytes(mem.get("used_vram"), "MB"),
+                vram_total_bytes=_bytes(mem.get("total_vram"), "MB"),
+                ecc_correctable=_count(_first(ecc, _ECC_CORRECTABLE)),
+                ecc_uncorrectable=_count(_first(ecc, _ECC_UNCORRECTABLE)),
+            )
+        )
+    return out
+
+
+def _section(g: dict, key: str) -> dict:
+    v = g.get(key)
+    return v if isinstance(v, dict) else {}
+
+
+def _number(v: Any, units: tuple[str, ...]) -> float | None:
+    """42, "42", {"value": 42, "unit": "C"} -> 42.0; "N/A", a foreign unit or NaN -> None."""
+    if isinstance(v, dict):
+        unit = str(v.get("unit") or "").strip().upper()
+        if unit and unit not in units:
+            return None
+        v = v.get("value")
+    if isinstance(v, bool) or v is None:
+        return None
+    try:
+        number = float(v)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def _count(v: Any) -> int | None:
+    n = _number(v, ("",))
+    return int(n) if n is not None and n >= 0 and n == int(n) else None

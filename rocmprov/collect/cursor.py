@@ -1,0 +1,134 @@
+"""The quick profile's kernel-log cursor: read dmesg only since the last run.
+
+State: one small JSON file, `dmesg-cursor` ({"boot_id", "last"}: the boot and the last log line
+the previous run saw), in /var/lib/rocmprov as root, else $XDG_STATE_HOME/rocmprov
+(~/.local/state/rocmprov); ROCMPROV_STATE_DIR overrides both. The directory is 0700 and the
+file 0600, both created and opened without following symbolic links; the file is replaced
+atomically (temp file + fsync + rename). A missing or unreadable cursor, another boot, or a
+cursor line that has left the ring buffer means the whole log is read (first run = whole log).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+CURSOR_FILE = "dmesg-cursor"
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+_MAX_CURSOR = 16 * 1024
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class Cursor:
+    boot_id: str = ""
+    last: str = ""  # the last non-empty line of the log at the previous run
+
+
+def lines_since(text: str, cursor: Cursor | None, boot_id: str) -> str:
+    """Pure: the part of `text` after the cursor's line; all of it when the cursor is absent,
+    from another boot, or no longer in the log (the ring buffer dropped it, so every line
+    still there is newer)."""
+    if cursor is None or not cursor.last or not boot_id or cursor.boot_id != boot_id:
+        return text
+    lines = text.splitlines(keepends=True)
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].rstrip("\r\n") == cursor.last:
+            return "".join(lines[i + 1 :])
+    return text
+
+
+def cursor_after(text: str, boot_id: str) -> Cursor:
+    last = next((ln for ln in reversed(text.splitlines()) if ln.strip()), "")
+    return Cursor(boot_id, last[:4096])
+
+
+def state_dir() -> Path:
+    override = os.environ.get("ROCMPROV_STATE_DIR")
+    if override:
+        return Path(override)
+    if os.geteuid() == 0:
+        return Path("/var/lib/rocmprov")
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "rocmprov"
+
+
+def current_boot_id() -> str:
+    try:
+        return BOOT_ID.read_text(encoding="ascii", errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def _open_state_dir(path: Path) -> int:
+    """Open (creating as needed, 0700) the state directory; never through a symbolic link at
+    the last component, and refuse one that is not ours or is open to others."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    parent = os.open(path.parent, _DIR_FLAGS)
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(path.name, 0o700, dir_fd=parent)
+        fd = os.open(path.name, _DIR_FLAGS, dir_fd=parent)
+    finally:
+        os.close(parent)
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o022:
+        os.close(fd)
+        raise PermissionError(f"{path}: not a private directory of this user")
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.fchmod(fd, 0o700)
+    return fd
+
+
+def load_cursor(path: Path | None = None) -> Cursor | None:
+    """The saved cursor; None when there is none or it cannot be trusted (then: whole log)."""
+    path = path or state_dir()
+    try:
+        dfd = os.open(path, _DIR_FLAGS)
+    except OSError:
+        return None
+    try:
+        fd = os.open(CURSOR_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
+            data = json.loads(fh.read(_MAX_CURSOR).decode("utf-8"))
+        return Cursor(str(data.get("boot_id", "")), str(data.get("last", "")))
+    except (OSError, ValueError, AttributeError):
+        return None
+    finally:
+        os.close(dfd)
+
+
+def save_cursor(cursor: Cursor, path: Path | None = None) -> None:
+    """Replace the cursor file atomically (0600 temp file in the same directory, fsync,
+    rename)."""
+    dfd = _open_state_dir(path or state_dir())
+    tmp = f".{CURSOR_FILE}.{secrets.token_hex(6)}.tmp"
+    data = json.dumps({"boot_id": cursor.boot_id, "last": cursor.last}).encode()
+    try:
+        fd = os.open(
+            tmp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+            dir_fd=dfd,
+        )
+        try:
+            os.fchmod(fd, 0o600)
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(tmp, CURSOR_FILE, src_dir_fd=dfd, dst_dir_fd=dfd)
+        os.fsync(dfd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dfd)
+        raise
+    finally:
+        os.close(dfd)
