@@ -15,7 +15,7 @@ from typing import NoReturn
 from rocmprov import __version__
 from rocmprov.exitcodes import Exit, InputError, UsageError
 
-COMMANDS = ("audit", "collect", "explain", "apply", "repair", "verify")
+COMMANDS = ("audit", "collect", "explain", "apply", "repair", "verify", "health")
 
 
 class _Parser(argparse.ArgumentParser):

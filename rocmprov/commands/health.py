@@ -1,0 +1,196 @@
+"""rocmprov health --slurm: a Slurm HealthCheckProgram. Audits this node, then drains it on a
+CRITICAL finding (reason `rocmprov: <check> <actual><expected>`), resumes it once clean if
+rocmprov drained it, and never touches a node someone else drained. One log line per run.
+
+Exit: 0 whenever it ran (whatever it decided); 3 when it could not (scontrol failed, the audit
+could not be read); 64 on bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rocmprov.exitcodes import Exit, UsageError
+
+HELP = "node health gate: drain/resume this node in Slurm from a local audit (HealthCheckProgram)"
+BUNDLE_DIR = Path("/var/lib/rocmprov/health-bundles")
+KEEP_BUNDLES = 10
+_NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_STAMP = re.compile(r"\d{8}T\d{6}Z(-\d+)?")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--slurm", action="store_true", help="gate the node in Slurm (required)")
+    parser.add_argument(
+        "--node",
+        default="",
+        help="Slurm node name (default: $SLURMD_NODENAME, else the short host name)",
+    )
+    parser.add_argument(
+        "--bundle",
+        type=Path,
+        help="judge this support bundle instead of a live audit (testing, forensics)",
+    )
+    parser.add_argument(
+        "--result",
+        type=Path,
+        help="judge this `rocmprov audit --format json` document instead (testing, forensics)",
+    )
+    parser.add_argument(
+        "--bundle-dir",
+        type=Path,
+        default=BUNDLE_DIR,
+        help=f"where a drain writes its evidence bundle, 0700 ({BUNDLE_DIR})",
+    )
+    parser.add_argument("--scontrol", default="scontrol", help="scontrol to run (scontrol)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per scontrol (10)")
+    parser.add_argument("--dry-run", action="store_true", help="decide and log, change nothing")
+    parser.add_argument("--log", type=Path, help="also append the log line to this file")
+
+
+def _node_name(args: argparse.Namespace) -> str:
+    name = args.node or os.environ.get("SLURMD_NODENAME", "") or socket.gethostname().split(".")[0]
+    if not _NODE.fullmatch(name):
+        raise UsageError(f"not a Slurm node name: {name!r}")
+    return name
+
+
+def run(args: argparse.Namespace) -> int:
+    from rocmprov.gate import slurm
+
+    if not args.slurm:
+        raise UsageError("give --slurm (the only gate so far)")
+    if not 0 < args.timeout <= 300:
+        raise UsageError("--timeout must be between 0 and 300 seconds")
+    if args.bundle and args.result:
+        raise UsageError("give --bundle or --result, not both")
+    name = _node_name(args)
+    start = time.monotonic()
+    report, bundle, audit_error = _audit(args)
+    try:
+        node = slurm.show_node(name, scontrol=args.scontrol, timeout=args.timeout)
+    except slurm.SlurmError as exc:
+        _log(args, f"node={name} error: {exc}")
+        return Exit.UNKNOWN
+    decision = slurm.decide(report, node)
+    severity = report.severity.value.upper() if report else "UNKNOWN"
+    extra = f" audit_error={slurm.clean(audit_error, 160)}" if audit_error else ""
+    if decision.action is slurm.Action.DRAIN and bundle is not None and not args.dry_run:
+        extra += " " + _save_bundle(bundle, args.bundle_dir)
+    if not args.dry_run:
+        try:
+            slurm.apply_decision(name, decision, scontrol=args.scontrol, timeout=args.timeout)
+        except slurm.SlurmError as exc:
+            _log(
+                args,
+                f"node={name} audit={severity} action={decision.action.value} error: {exc}{extra}",
+            )
+            return Exit.UNKNOWN
+    dry = " (dry run)" if args.dry_run else ""
+    _log(
+        args,
+        f"node={name} state={node.state} audit={severity} "
+        f"action={decision.action.value}{dry} {decision.why}{extra} "
+        f"({time.monotonic() - start:.1f}s)",
+    )
+    return Exit.OK
+
+
+def _audit(args: argparse.Namespace):
+    """(report, bundle, error): a bundle from --bundle or a live local audit (the quick
+    profile where the audit has one). Any failure is an UNKNOWN audit, never a drain."""
+    if args.result:
+        return _read_result(args.result), None, ""
+    if args.bundle:
+        from rocmprov.audit import audit_bundle
+        from rocmprov.collect.bundle import read_bundle
+        from rocmprov.exitcodes import InputError
+
+        try:
+            bundle = read_bundle(args.bundle)
+        except InputError as exc:
+            raise UsageError(str(exc)) from exc
+        return audit_bundle(bundle), bundle, ""
+    try:
+        import inspect
+
+        from rocmprov.audit import audit_local
+
+        kwargs = {}
+        if "profile" in inspect.signature(audit_local).parameters:
+            kwargs["profile"] = "quick"
+        report, bundle = audit_local(**kwargs)
+        return report, bundle, ""
+    except Exception as exc:  # an audit bug must not take the node out of service
+        return None, None, f"{type(exc).__name__}: {exc}"
+
+
+def _read_result(path: Path):
+    import json
+
+    from rocmprov.gate.slurm import report_from_document
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(16 * 1024 * 1024 + 1)
+        if len(data) > 16 * 1024 * 1024:
+            raise ValueError("larger than 16 MiB")
+        return report_from_document(json.loads(data))
+    except OSError as exc:
+        raise UsageError(f"cannot read --result {path}: {exc.strerror or exc}") from exc
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"--result {path}: {str(exc).splitlines()[0][:200]}") from exc
+
+
+def _save_bundle(bundle, directory: Path) -> str:
+    """Write the evidence under directory/<UTC stamp>/<host>; keep the newest KEEP_BUNDLES."""
+    from rocmprov.collect.bundle import write_bundle
+    from rocmprov.gate.slurm import clean
+
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(directory, 0o700)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        target = directory / stamp
+        n = 1
+        while target.exists() and n < 100:
+            n += 1
+            target = directory / f"{stamp}-{n}"
+        target.mkdir(mode=0o700)
+        path = write_bundle(bundle, target)
+        _prune(directory)
+        return f"bundle={path}"
+    except (OSError, UsageError) as exc:
+        return f"bundle_error={clean(str(exc), 160)}"
+
+
+def _prune(directory: Path) -> None:
+    import shutil
+
+    runs = sorted(
+        p
+        for p in directory.iterdir()
+        if _STAMP.fullmatch(p.name) and p.is_dir() and not p.is_symlink()
+    )
+    for old in runs[:-KEEP_BUNDLES]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _log(args: argparse.Namespace, text: str) -> None:
+    from rocmprov.gate.slurm import clean
+
+    line = "rocmprov health: " + clean(text, 1000)
+    print(line, file=sys.stderr)
+    if args.log:
+        try:
+            with open(args.log, "a", encoding="utf-8") as fh:
+                fh.write(f"{datetime.now(UTC).isoformat(timespec='seconds')} {line}\n")
+        except OSError as exc:
+            print(f"rocmprov health: cannot append to {args.log}: {exc.strerror}", file=sys.stderr)
