@@ -13,10 +13,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from rocmprov.collect.atomic import replace_in_dir
 
 CURSOR_FILE = "dmesg-cursor"
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
@@ -109,26 +110,8 @@ def save_cursor(cursor: Cursor, path: Path | None = None) -> None:
     """Replace the cursor file atomically (0600 temp file in the same directory, fsync,
     rename)."""
     dfd = _open_state_dir(path or state_dir())
-    tmp = f".{CURSOR_FILE}.{secrets.token_hex(6)}.tmp"
     data = json.dumps({"boot_id": cursor.boot_id, "last": cursor.last}).encode()
     try:
-        fd = os.open(
-            tmp,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-            0o600,
-            dir_fd=dfd,
-        )
-        try:
-            os.fchmod(fd, 0o600)
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.rename(tmp, CURSOR_FILE, src_dir_fd=dfd, dst_dir_fd=dfd)
-        os.fsync(dfd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=dfd)
-        raise
+        replace_in_dir(dfd, CURSOR_FILE, data, 0o600)
     finally:
         os.close(dfd)

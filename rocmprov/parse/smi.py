@@ -191,11 +191,8 @@ def _bytes(v: Any, default_unit: str) -> int | None:
     if isinstance(v, dict):
         unit = str(v.get("unit") or default_unit)
         v = v.get("value")
-    if isinstance(v, bool) or v is None:
-        return None
-    try:
-        number = float(v)
-    except (TypeError, ValueError):
+    number = _float(v)
+    if number is None:
         return None
     factor = _UNIT.get(unit.strip().upper())
     if factor is None or number < 0:
@@ -264,13 +261,19 @@ def _number(v: Any, units: tuple[str, ...]) -> float | None:
         if unit and unit not in units:
             return None
         v = v.get("value")
+    number = _float(v)
+    return number if number is not None and abs(number) != float("inf") else None
+
+
+def _float(v: Any) -> float | None:
+    """42, "42", 4.2 -> a float; a bool, None, "N/A", NaN or garbage -> None."""
     if isinstance(v, bool) or v is None:
         return None
     try:
         number = float(v)
     except (TypeError, ValueError):
         return None
-    return number if number == number and abs(number) != float("inf") else None
+    return number if number == number else None
 
 
 def _count(v: Any) -> int | None:

@@ -8,16 +8,13 @@ replaced, never followed. The file is 0644: metrics and audit reports hold no se
 
 from __future__ import annotations
 
-import contextlib
 import os
-import secrets
 import stat
 from pathlib import Path
 
 from rocmprov.exitcodes import UsageError
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-_TEMP = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def check_target(path: Path) -> None:
@@ -36,25 +33,11 @@ def check_target(path: Path) -> None:
 
 
 def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
+    from rocmprov.collect.atomic import replace_in_dir
+
     parent = path.parent if str(path.parent) else Path(".")
     dfd = os.open(parent, _DIR)
-    tmp = f".{path.name}.{secrets.token_hex(6)}.tmp"
     try:
-        fd = os.open(tmp, _TEMP, mode, dir_fd=dfd)
-        try:
-            os.fchmod(fd, mode)  # whatever the umask
-            data = text.encode("utf-8")
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.rename(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        os.fsync(dfd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=dfd)
-        raise
+        replace_in_dir(dfd, path.name, text.encode("utf-8"), mode)
     finally:
         os.close(dfd)
