@@ -15,6 +15,14 @@ WARNING, CRITICAL = Severity.WARNING, Severity.CRITICAL
 NO_AMD_GPU = "no AMD GPU on this host"
 
 
+def stray_note(libs: tuple[str, ...]) -> str:
+    """ "; libamdhip64-5 5.7.1 is a distribution library, not a ROCm install" (or "")."""
+    if not libs:
+        return ""
+    what = "is a distribution library" if len(libs) == 1 else "are distribution libraries"
+    return f"; {', '.join(libs)} {what}, not a ROCm install"
+
+
 def unknown(check: str, why: str, *, subject: str = "", fix: str = "") -> Finding:
     return Finding(check, UNKNOWN, why, actual="not collected", subject=subject, fix=fix)
 

@@ -13,9 +13,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped
+from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped, stray_note
 from rocmprov.checks.policy import Policy
-from rocmprov.checks.software import _stray
 from rocmprov.expected import ansible_facts_for, distro_packages
 from rocmprov.facts import HostFacts
 from rocmprov.model import Finding
@@ -253,7 +252,7 @@ def check_packages(facts: HostFacts, policy: Policy) -> list[Finding]:
     source = policy.repo_source or _infer_source(facts)
     if not source:
         why = "none installed, no AMD source configured"
-        why += _stray(facts.rocm_stray)
+        why += stray_note(facts.rocm_stray)
         if not facts.amd_gpus:
             return [skipped("rocm.packages", f"{NO_AMD_GPU}: {why}")]
         return [Finding("rocm.packages", OK, f"no ROCm packages expected here ({why})")]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped
+from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped, stray_note
 from rocmprov.checks.policy import Policy
 from rocmprov.facts import HostFacts
 from rocmprov.model import Finding
@@ -19,7 +19,7 @@ def check_rocm(facts: HostFacts, policy: Policy) -> list[Finding]:
             return [Finding("rocm.installed", UNKNOWN, "ROCm version not collected")]
         installs = ()
     target = policy.target(facts.rocm_version)
-    stray = _stray(facts.rocm_stray)
+    stray = stray_note(facts.rocm_stray)
     if not installs:
         if not facts.amd_gpus and not policy.rocm_version:
             return [skipped("rocm.installed", f"{NO_AMD_GPU} and no ROCm installed{stray}")]
@@ -74,13 +74,6 @@ def check_rocm(facts: HostFacts, policy: Policy) -> list[Finding]:
             )
         )
     return out
-
-
-def _stray(libs: tuple[str, ...]) -> str:
-    if not libs:
-        return ""
-    what = "is a distribution library" if len(libs) == 1 else "are distribution libraries"
-    return f"; {', '.join(libs)} {what}, not a ROCm install"
 
 
 def _same_release(installed: str, wanted: str) -> bool:
