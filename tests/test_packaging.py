@@ -20,7 +20,7 @@ def test_wheel_ships_playbooks_and_data(tmp_path: Path) -> None:
     assert "rocmprov/playbooks/ansible.cfg" in names
     for role in roles:
         assert f"rocmprov/playbooks/roles/{role}/tasks/main.yml" in names, role
-    for data in ("kb.yaml", "support_matrix.yaml", "torch_rocm.yaml", "remedies.yaml",
+    for data in ("kb/core.yaml", "support_matrix.yaml", "torch_rocm.yaml", "remedies.yaml",
                  "bios.yaml"):
         assert f"rocmprov/data/{data}" in names, data
     assert "rocmprov/smoke.py" in names

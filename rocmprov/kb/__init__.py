@@ -1,4 +1,4 @@
-"""Troubleshooting knowledge base: the table (rocmprov/data/kb.yaml) and its matcher.
+"""Troubleshooting knowledge base: the table (rocmprov/data/kb/*.yaml) and its matcher.
 
 Public API (for `explain` and for the audit, on each host's dmesg and tool output):
 

@@ -14,7 +14,7 @@ from rocmprov.kb.table import CATEGORIES, Entry, Table, load_table
 HEADER = """\
 # Troubleshooting: known ROCm errors, causes and fixes
 
-Generated from `rocmprov/data/kb.yaml` by `python -m rocmprov.kb.docs`; do not edit by hand.
+Generated from `rocmprov/data/kb/*.yaml` by `python -m rocmprov.kb.docs`; do not edit by hand.
 `rocmprov explain FILE` finds these in an error message or a whole log (dmesg, a PyTorch
 traceback, rocminfo, apt output) and ranks them: root causes first, then symptoms; well-known
 harmless lines only with `--all`. Every entry names the reports or documents that established

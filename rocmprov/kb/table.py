@@ -1,4 +1,5 @@
-"""The troubleshooting table: rocmprov/data/kb.yaml loaded into frozen dataclasses.
+"""The troubleshooting table: rocmprov/data/kb/*.yaml (one file an area) loaded into frozen
+dataclasses.
 
 Pure: `parse_table(document)` turns the YAML document into a `Table` and rejects a malformed
 entry with a `TableError` that names it. `load_table()` reads the packaged file once (cached).
@@ -22,7 +23,8 @@ from typing import Any
 SCHEMA = "rocmprov.kb/1"
 CATEGORIES = (
     "rocm", "hip", "rocr", "rocblas", "miopen", "rccl", "pytorch",
-    "kernel", "dkms", "apt", "container", "wsl",
+    "kernel", "firmware", "dkms", "apt", "container", "kubernetes", "wsl",
+    "compiler", "amdsmi", "memory", "llm", "framework",
 )  # fmt: skip
 KINDS = ("root-cause", "symptom", "noise")
 ID_RE = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$")
@@ -289,13 +291,23 @@ def _entry(raw: Any, index: int) -> Entry:
     )
 
 
-def parse_table(document: Any) -> Table:
-    """Validate a loaded kb.yaml document and build the table (pure)."""
+def _raw_entries(document: Any, name: str) -> list[Any]:
     if not isinstance(document, dict) or document.get("schema") != SCHEMA:
-        raise TableError(f"the table must be a mapping with schema: {SCHEMA}")
+        raise TableError(f"{name}: the table must be a mapping with schema: {SCHEMA}")
     raw_entries = document.get("entries")
     if not isinstance(raw_entries, list) or not raw_entries:
-        raise TableError("the table has no entries")
+        raise TableError(f"{name}: the table has no entries")
+    return raw_entries
+
+
+def parse_table(document: Any) -> Table:
+    """Validate one loaded table document and build the table (pure)."""
+    return parse_tables({"table": document})
+
+
+def parse_tables(documents: dict[str, Any]) -> Table:
+    """Validate the table's area documents (name -> loaded YAML) and build one table (pure)."""
+    raw_entries = [raw for name, doc in documents.items() for raw in _raw_entries(doc, name)]
     entries = tuple(_entry(raw, i) for i, raw in enumerate(raw_entries))
     by_id: dict[str, Entry] = {}
     for entry in entries:
@@ -311,8 +323,9 @@ def parse_table(document: Any) -> Table:
 
 @lru_cache(maxsize=1)
 def load_table() -> Table:
-    """The packaged troubleshooting table (rocmprov/data/kb.yaml), read and checked once."""
+    """The packaged troubleshooting table (rocmprov/data/kb/*.yaml), read and checked once."""
     import yaml
 
-    text = resources.files("rocmprov.data").joinpath("kb.yaml").read_text(encoding="utf-8")
-    return parse_table(yaml.safe_load(text))
+    folder = resources.files("rocmprov.data").joinpath("kb")
+    files = sorted((f for f in folder.iterdir() if f.name.endswith(".yaml")), key=lambda f: f.name)
+    return parse_tables({f.name: yaml.safe_load(f.read_text(encoding="utf-8")) for f in files})
