@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rocmprov.collect.bundle import Bundle, ProbeOutput
+from rocmprov.parse.amdsmi_health import HEALTH_PROBES, GpuHealthFacts, build_health
 from rocmprov.parse.apt import RepoConfig, parse_apt_rocm, parse_packages
 from rocmprov.parse.lspci import parse_lspci
 from rocmprov.parse.pci import PciDevice
@@ -68,6 +69,7 @@ class HostFacts:
     rocminfo: RocmInfo | None = None
     smi_gpus: tuple[SmiGpu, ...] | None = None
     smi_metrics: tuple[GpuMetrics, ...] | None = None  # amd-smi metric: live per-GPU readings
+    gpu_health: GpuHealthFacts | None = None  # ECC/RAS/XGMI/partition (parse/amdsmi_health.py)
     dmesg: str | None = None
     dkms: tuple[DkmsModule, ...] | None = None
     secureboot: str | None = None
@@ -188,6 +190,7 @@ def build_facts(bundle: Bundle) -> HostFacts:
         rocminfo=_rocminfo(g("rocminfo")),
         smi_gpus=_smi(g("amd-smi-static"), g("rocm-smi")),
         smi_metrics=_metrics(g("amd-smi-metric")),
+        gpu_health=build_health({p: _ok(g(p)) for p in HEALTH_PROBES}),
         dmesg=_ok(g("dmesg")),
         dkms=tuple(parse_dkms(g("dkms").stdout))
         if g("dkms") and g("dkms").status == "ok"

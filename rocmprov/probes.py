@@ -124,6 +124,29 @@ _ROCM_INSTALLS = (
     'done < "$f"; done; exit 0'
 )
 
+# BIOS and system model: /sys/class/dmi/id needs no root (dmidecode does); each value is cut to
+# 200 bytes. No such directory (a container, a non-x86 board): exit 127, recorded as missing.
+_DMI = (
+    "[ -d /sys/class/dmi/id ] || { echo /sys/class/dmi/id: absent >&2; exit 127; }; "
+    "for f in bios_vendor bios_version bios_date sys_vendor product_name board_vendor "
+    "board_name; do "
+    '[ -r "/sys/class/dmi/id/$f" ] && printf \'%s %s\\n\' "$f" '
+    '"$(head -c 200 "/sys/class/dmi/id/$f" | head -n 1)"; '
+    "done; exit 0"
+)
+
+# amdgpu's RAS sysfs (any user): the features mask, per-block error counts ("ue: N", "ce: N")
+# and the retired/pending VRAM pages, per card; a card without ras/ (no RAS, a consumer GPU) prints
+# nothing. Bounded: 200 lines of bad pages a card, 64 KiB in all. gpu_metrics is binary: not read.
+_AMDGPU_RAS = (
+    "found=0; for d in /sys/class/drm/card[0-9]*/device/ras; do "
+    '[ -d "$d" ] || continue; found=1; c=${d%/device/ras}; c=${c##*/}; '
+    'for f in "$d"/features "$d"/*_err_count "$d"/gpu_vram_bad_pages; do '
+    '[ -r "$f" ] || continue; echo "== $c ${f##*/}"; head -n 200 "$f" 2>/dev/null; '
+    "done; done | head -c 65536; "
+    "ls -d /sys/class/drm/card[0-9]*/device/ras >/dev/null 2>&1 || exit 127"
+)
+
 _PACKAGES = (
     "if command -v dpkg-query >/dev/null 2>&1; then "
     "dpkg-query -W -f='${Package} ${Version} ${db:Status-Abbrev}\\n' 2>/dev/null; "
@@ -208,6 +231,43 @@ def build_probes(*, gpu_user: str = "", python: str = "python3") -> tuple[Probe,
             timeout=60,
             profile="full",
         ),
+        Probe(
+            "amd-smi-firmware",
+            "amd-smi firmware versions per GPU (PMFW, PSP SOS, MEC ...)",
+            _need_tool("amd-smi", "amd-smi firmware --json"),
+            timeout=60,
+            profile="full",
+        ),
+        Probe(
+            "rocm-smi-firmware",
+            "rocm-smi firmware, VBIOS and driver versions",
+            _need_tool(
+                "rocm-smi", "rocm-smi --showfwinfo --showvbios --showdriverversion --json"
+            ),
+            timeout=60,
+            profile="full",
+        ),
+        Probe("dmi", "BIOS and system model from /sys/class/dmi/id (any user)", _DMI),
+        Probe(
+            "amdgpu-version",
+            "version of the loaded amdgpu module (DKMS builds)",
+            _read_file("/sys/module/amdgpu/version"),
+        ),
+        Probe(
+            "amd-smi-xgmi",
+            "amd-smi XGMI link metrics (multi-GPU boards)",
+            _need_tool("amd-smi", "amd-smi xgmi --json 2>&1 | head -c 262144"),
+            timeout=60,
+            profile="full",
+        ),
+        Probe(
+            "amd-smi-bad-pages",
+            "amd-smi retired and pending VRAM pages",
+            _need_tool("amd-smi", "amd-smi bad-pages --json 2>&1 | head -c 262144"),
+            timeout=60,
+            profile="full",
+        ),
+        Probe("amdgpu-ras", "amdgpu RAS sysfs: features, error counts, bad pages", _AMDGPU_RAS),
         Probe(
             "dmesg",
             "kernel log (dmesg, or journalctl -k)",

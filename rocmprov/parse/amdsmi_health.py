@@ -1,0 +1,418 @@
+"""GPU health facts from amd-smi (JSON of both eras, or its human text) and amdgpu's RAS sysfs.
+
+Pure. amd-smi's human text is indented `KEY: VALUE` lines under `GPU: N`; its JSON uses the same
+names in lower case (`"ecc": {"total_correctable_count": 0}`), so both become one nested dict
+with lower-case keys and one extractor reads them. Sources of every shape: the fixtures under
+tests/fixtures/amd-smi-health (AMD's amd-smi README and changelog examples, public reports).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from rocmprov.parse.smi import amd_smi_gpus, load_json
+
+NA = ("", "N/A", "NA", None)
+
+
+@dataclass(frozen=True)
+class EccBlock:
+    name: str  # UMC, SDMA, GFX, XGMI_WAFL ...
+    correctable: int | None = None
+    uncorrectable: int | None = None
+    deferred: int | None = None
+
+
+@dataclass(frozen=True)
+class XgmiLink:
+    peer: str  # the peer's BDF or "gpuN"
+    status: str = ""  # UP | DOWN | DISABLED | ENABLED | ""
+    errors: int | None = None
+
+
+@dataclass(frozen=True)
+class GpuHealth:
+    """One GPU's health readings; None/empty where the tool did not say."""
+
+    index: int
+    total_correctable: int | None = None
+    total_uncorrectable: int | None = None
+    total_deferred: int | None = None
+    blocks: tuple[EccBlock, ...] = ()
+    ras_block_state: tuple[tuple[str, str], ...] = ()  # (block, ENABLED|DISABLED)
+    ras_schemas: tuple[tuple[str, str], ...] = ()  # (poison_schema, ENABLED) ...
+    bad_page_threshold_exceeded: str = ""
+    compute_partition: str = ""  # SPX DPX TPX QPX CPX
+    memory_partition: str = ""  # NPS1 NPS2 NPS4 NPS8
+    throttle_active: tuple[str, ...] = ()  # violation names whose status is ACTIVE
+    throttle_seen: bool = False
+    temp_limits: tuple[tuple[str, float], ...] = ()  # (slowdown_hotspot, 100.0) ...
+    xgmi_link_type: str = ""
+    xgmi_bit_rate_gbps: float | None = None
+    xgmi_max_bandwidth_gbps: float | None = None
+    xgmi_links: tuple[XgmiLink, ...] = ()
+    xgmi_error_status: str = ""  # amd-smi metric --xgmi-err: NO_ERROR | ERROR | MULTIPLE_ERRORS
+
+
+@dataclass(frozen=True)
+class BadPages:
+    index: int
+    retired: int = 0
+    pending: int = 0
+    unreservable: int = 0
+
+
+@dataclass(frozen=True)
+class SysfsRas:
+    """amdgpu's /sys/class/drm/cardN/device/ras: features mask, per-block counts, bad pages."""
+
+    card: str
+    features: int | None = None
+    counts: tuple[tuple[str, int, int], ...] = ()  # (block, ue, ce)
+    bad_pages: BadPages | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# --- amd-smi: text or JSON -> per-GPU dicts ------------------------------------------------------
+
+_GPU_LINE = re.compile(r"^GPU:\s*(\d+)\s*$")
+_KV = re.compile(r"^(\s*)([A-Za-z0-9_ ./()-]+?):\s*(.*?)\s*$")
+
+
+def amd_smi_docs(text: str) -> list[dict[str, Any]]:
+    """Per-GPU dicts (lower-case keys, with "gpu": index) from amd-smi JSON or human text."""
+    data = load_json(text)
+    if data is not None:
+        return [_lower(g) for g in amd_smi_gpus(data)]
+    return _text_docs(text)
+
+
+def _lower(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k).lower(): _lower(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_lower(x) for x in v]
+    return v
+
+
+def _text_docs(text: str) -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    stack: list[tuple[int, dict[str, Any]]] = []
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if m := _GPU_LINE.match(line.strip() if not line.startswith(" ") else ""):
+            current = {"gpu": int(m.group(1))}
+            docs.append(current)
+            stack = [(-1, current)]
+            continue
+        m = _KV.match(line)
+        if not m or line.lstrip().startswith(("$", "#", "[")):
+            continue
+        if current is None:  # a grep'd or headerless excerpt: one GPU, index 0
+            current = {"gpu": 0}
+            docs.append(current)
+            stack = [(-1, current)]
+        indent, key, value = len(m.group(1)), m.group(2).strip().lower(), m.group(3)
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        parent = stack[-1][1] if stack else current
+        if value == "":
+            child: dict[str, Any] = {}
+            parent[key] = child
+            stack.append((indent, child))
+        else:
+            parent.setdefault(key, value)
+    return docs
+
+
+# --- extraction ----------------------------------------------------------------------------------
+
+
+def _count(v: Any) -> int | None:
+    if isinstance(v, dict):
+        v = v.get("value")
+    if isinstance(v, bool) or v in NA:
+        return None
+    try:
+        n = float(str(v).split()[0])
+    except (TypeError, ValueError, IndexError):
+        return None
+    return int(n) if n >= 0 and n == int(n) else None
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, dict):
+        v = v.get("value")
+    if isinstance(v, bool) or v in NA:
+        return None
+    m = re.match(r"^\s*(-?\d+(?:\.\d+)?)", str(v))
+    return float(m.group(1)) if m else None
+
+
+def _word(v: Any) -> str:
+    return "" if v in NA or isinstance(v, dict | list) else str(v).strip().upper()
+
+
+def _blocks(node: Any, out: dict[str, EccBlock]) -> None:
+    """Every dict holding correctable_count/uncorrectable_count is one block, keyed by name."""
+    if not isinstance(node, dict):
+        return
+    for key, v in node.items():
+        if isinstance(v, dict) and ("correctable_count" in v or "uncorrectable_count" in v):
+            out.setdefault(
+                key.upper(),
+                EccBlock(
+                    key.upper(),
+                    _count(v.get("correctable_count")),
+                    _count(v.get("uncorrectable_count")),
+                    _count(v.get("deferred_count")),
+                ),
+            )
+        elif isinstance(v, dict):
+            _blocks(v, out)
+
+
+def _section(doc: dict[str, Any], *names: str) -> dict[str, Any]:
+    for n in names:
+        v = doc.get(n)
+        if isinstance(v, dict):
+            return v
+    return {}
+
+
+def _partition(doc: dict[str, Any]) -> tuple[str, str]:
+    part = _section(doc, "partition")
+    compute = _word(part.get("compute_partition"))
+    memory = _word(part.get("memory_partition"))
+    # `amd-smi partition`: MEMORY_PARTITION: {CURRENT: NPS1}, ACCELERATOR_PARTITION: {CURRENT: ..}
+    mem = _section(doc, "memory_partition")
+    acc = _section(doc, "accelerator_partition", "compute_partition")
+    memory = memory or _word(mem.get("current"))
+    compute = compute or _word(acc.get("current"))
+    if isinstance(doc.get("compute_partition"), str):
+        compute = compute or _word(doc.get("compute_partition"))
+    if isinstance(doc.get("memory_partition"), str):
+        memory = memory or _word(doc.get("memory_partition"))
+    return compute, memory
+
+
+_TEMP_LIMIT = re.compile(r"^(slowdown|shutdown)_(edge|hotspot|vram|mem)_temperature$")
+
+
+def health_from_doc(doc: dict[str, Any], pos: int = 0) -> GpuHealth:
+    index = doc.get("gpu") if isinstance(doc.get("gpu"), int) else pos
+    ecc = _section(doc, "ecc")
+    blocks: dict[str, EccBlock] = {}
+    _blocks({k: v for k, v in doc.items() if k != "ras"}, blocks)
+    ras = _section(doc, "ras")
+    state = _section(ras, "ecc_block_state", "block_state")
+    schemas = tuple(
+        (k, _word(v)) for k, v in ras.items() if k.endswith("_schema") and _word(v)
+    )
+    throttle = _section(doc, "throttle", "violation")
+    active = tuple(
+        k.removesuffix("_violation_status").upper()
+        for k, v in throttle.items()
+        if k.endswith("_violation_status") and _word(v) == "ACTIVE"
+    )
+    limit = _section(doc, "limit")
+    temps = tuple(
+        (f"{m.group(1)}_{m.group(2)}", n)
+        for k, v in limit.items()
+        if (m := _TEMP_LIMIT.match(k)) and (n := _number(v)) is not None
+    )
+    xgmi_err = doc.get("xgmi_err")
+    xgmi_err = xgmi_err.get("status", xgmi_err.get("error_status")) if isinstance(
+        xgmi_err, dict
+    ) else xgmi_err
+    compute, memory = _partition(doc)
+    return GpuHealth(
+        index=index,
+        total_correctable=_count(ecc.get("total_correctable_count", ecc.get("correctable"))),
+        total_uncorrectable=_count(
+            ecc.get("total_uncorrectable_count", ecc.get("uncorrectable"))
+        ),
+        total_deferred=_count(ecc.get("total_deferred_count")),
+        blocks=tuple(blocks.values()),
+        ras_block_state=tuple((k.upper(), _word(v)) for k, v in state.items() if _word(v)),
+        ras_schemas=schemas,
+        bad_page_threshold_exceeded=_word(ras.get("bad_page_threshold_exceeded")),
+        compute_partition=compute,
+        memory_partition=memory,
+        throttle_active=active,
+        throttle_seen=any(k.endswith("_violation_status") for k in throttle),
+        temp_limits=temps,
+        xgmi_error_status=_word(xgmi_err),
+    )
+
+
+def parse_health(*texts: str) -> list[GpuHealth]:
+    """amd-smi static + metric (any order, either form) -> one GpuHealth per GPU index, the
+    first non-empty value of each field winning."""
+    merged: dict[int, dict[str, Any]] = {}
+    for text in texts:
+        for pos, doc in enumerate(amd_smi_docs(text or "")):
+            index = doc.get("gpu") if isinstance(doc.get("gpu"), int) else pos
+            target = merged.setdefault(index, {"gpu": index})
+            for k, v in doc.items():
+                target.setdefault(k, v)
+    return [health_from_doc(d) for _, d in sorted(merged.items())]
+
+
+# --- amd-smi xgmi --------------------------------------------------------------------------------
+
+_XGMI_ROW = re.compile(
+    r"^GPU(\d+)\s+([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)\s+"
+    r"(\S+ \S+|N/A)\s+(\S+ \S+|N/A)\s+(\S+)"
+)
+
+
+def parse_xgmi(text: str) -> list[GpuHealth]:
+    """`amd-smi xgmi`: the text LINK METRIC TABLE (bit rate, max bandwidth, link type per GPU)
+    or its JSON (per GPU: link_metrics {bit_rate, max_bandwidth, link_type, links: [...]})."""
+    data = load_json(text)
+    if data is None:
+        out = []
+        for line in text.splitlines():
+            if m := _XGMI_ROW.match(line.strip()):
+                out.append(
+                    GpuHealth(
+                        index=int(m.group(1)),
+                        xgmi_link_type=_word(m.group(5)),
+                        xgmi_bit_rate_gbps=_number(m.group(3)),
+                        xgmi_max_bandwidth_gbps=_number(m.group(4)),
+                    )
+                )
+        return out
+    out = []
+    for pos, g in enumerate(amd_smi_gpus(_lower(data) if not isinstance(data, list) else data)):
+        g = _lower(g)
+        metric = _section(g, "link_metrics", "xgmi_metric", "metric")
+        links = metric.get("links") if isinstance(metric.get("links"), list) else []
+        out.append(
+            GpuHealth(
+                index=g.get("gpu") if isinstance(g.get("gpu"), int) else pos,
+                xgmi_link_type=_word(metric.get("link_type")),
+                xgmi_bit_rate_gbps=_number(metric.get("bit_rate")),
+                xgmi_max_bandwidth_gbps=_number(metric.get("max_bandwidth")),
+                xgmi_links=tuple(
+                    XgmiLink(
+                        str(ln.get("bdf") or f"gpu{ln.get('gpu', '?')}"),
+                        _word(ln.get("link_status") or ln.get("status")),
+                        _count(ln.get("error_count") or ln.get("errors")),
+                    )
+                    for ln in links
+                    if isinstance(ln, dict)
+                ),
+            )
+        )
+    return out
+
+
+# --- bad pages -----------------------------------------------------------------------------------
+
+# amdgpu_ras.c "AMDGPU RAS sysfs gpu_vram_bad_pages Interface": one page a line,
+# "gpu pfn : gpu page size : flags"; R reserved (retired), P pending, F unable to reserve.
+_BAD_PAGE = re.compile(r"^\s*(0x[0-9a-fA-F]+)\s*:\s*(0x[0-9a-fA-F]+)\s*:\s*([RPF])\s*$")
+
+
+def parse_vram_bad_pages(text: str, index: int = 0) -> BadPages:
+    flags = [m.group(3) for line in text.splitlines() if (m := _BAD_PAGE.match(line))]
+    return BadPages(index, flags.count("R"), flags.count("P"), flags.count("F"))
+
+
+def parse_amd_smi_bad_pages(text: str) -> list[BadPages]:
+    """`amd-smi bad-pages --json`: per GPU "retired"/"pending"/"un_res" lists of pages, or a
+    message string when there are none; `status` of each page where given."""
+    out = []
+    for pos, g in enumerate(amd_smi_docs(text)):
+        index = g.get("gpu") if isinstance(g.get("gpu"), int) else pos
+        counts = {"retired": 0, "pending": 0, "un_res": 0}
+        for key in counts:
+            v = g.get(key)
+            if isinstance(v, list):
+                counts[key] = sum(1 for p in v if isinstance(p, dict))
+            elif isinstance(v, dict):
+                counts[key] = len(v)
+        out.append(BadPages(index, counts["retired"], counts["pending"], counts["un_res"]))
+    return out
+
+
+# --- sysfs ---------------------------------------------------------------------------------------
+
+_CARD = re.compile(r"^== (card\d+) (\S+)$")
+_ERR = re.compile(r"^\s*(ue|ce|de):\s*(\d+)\s*$")
+
+
+def parse_ras_sysfs(text: str) -> list[SysfsRas]:
+    """The `amdgpu-ras` probe: '== cardN FILE' then the file's text, for ras/features,
+    ras/*_err_count ('ue: N' / 'ce: N') and ras/gpu_vram_bad_pages."""
+    cards: dict[str, dict[str, Any]] = {}
+    card, name = "", ""
+    body: list[str] = []
+
+    def flush() -> None:
+        if not card:
+            return
+        entry = cards.setdefault(card, {"counts": [], "bad": None, "features": None})
+        text_ = "\n".join(body)
+        if name == "features":
+            m = re.search(r"0x[0-9a-fA-F]+", text_)
+            entry["features"] = int(m.group(0), 16) if m else None
+        elif name.endswith("_err_count"):
+            vals = {m.group(1): int(m.group(2)) for ln in body if (m := _ERR.match(ln))}
+            if vals:
+                entry["counts"].append(
+                    (name.removesuffix("_err_count"), vals.get("ue", 0), vals.get("ce", 0))
+                )
+        elif name == "gpu_vram_bad_pages":
+            entry["bad"] = parse_vram_bad_pages(text_, int(card[4:]))
+
+    for line in text.splitlines():
+        if m := _CARD.match(line.strip()):
+            flush()
+            card, name, body = m.group(1), m.group(2), []
+        else:
+            body.append(line)
+    flush()
+    return [
+        SysfsRas(c, e["features"], tuple(e["counts"]), e["bad"]) for c, e in sorted(cards.items())
+    ]
+
+
+# --- one host's health facts ---------------------------------------------------------------------
+
+HEALTH_PROBES = ("amd-smi-static", "amd-smi-metric", "amd-smi-xgmi", "amd-smi-bad-pages", "amdgpu-ras")
+
+
+@dataclass(frozen=True)
+class GpuHealthFacts:
+    """What the health checks read. A field is None when its probe gave nothing (absent,
+    missing tool, failed); an empty tuple when it ran and listed no GPU."""
+
+    gpus: tuple[GpuHealth, ...] | None = None  # amd-smi static + metric
+    xgmi: tuple[GpuHealth, ...] | None = None  # amd-smi xgmi
+    bad_pages: tuple[BadPages, ...] | None = None  # amd-smi bad-pages
+    sysfs: tuple[SysfsRas, ...] | None = None  # amdgpu-ras
+
+    @property
+    def collected(self) -> bool:
+        return any(v is not None for v in (self.gpus, self.xgmi, self.bad_pages, self.sysfs))
+
+
+def build_health(texts: dict[str, str | None]) -> GpuHealthFacts | None:
+    """Probe id -> stdout (None when the probe did not run or its tool is missing)."""
+    static, metric = texts.get("amd-smi-static"), texts.get("amd-smi-metric")
+    xgmi, bad, ras = (texts.get(k) for k in ("amd-smi-xgmi", "amd-smi-bad-pages", "amdgpu-ras"))
+    facts = GpuHealthFacts(
+        gpus=tuple(parse_health(static or "", metric or ""))
+        if static is not None or metric is not None
+        else None,
+        xgmi=tuple(parse_xgmi(xgmi)) if xgmi is not None else None,
+        bad_pages=tuple(parse_amd_smi_bad_pages(bad)) if bad is not None else None,
+        sysfs=tuple(parse_ras_sysfs(ras)) if ras is not None else None,
+    )
+    return facts if facts.collected else None
