@@ -241,9 +241,7 @@ def build_probes(*, gpu_user: str = "", python: str = "python3") -> tuple[Probe,
         Probe(
             "rocm-smi-firmware",
             "rocm-smi firmware, VBIOS and driver versions",
-            _need_tool(
-                "rocm-smi", "rocm-smi --showfwinfo --showvbios --showdriverversion --json"
-            ),
+            _need_tool("rocm-smi", "rocm-smi --showfwinfo --showvbios --showdriverversion --json"),
             timeout=60,
             profile="full",
         ),

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rocmprov.checks import dmesg, driver, gpu, logs, pcie, repo, software, system
+from rocmprov.checks import (
+    dmesg,
+    driver,
+    gpu,
+    health,
+    health_limits,
+    logs,
+    pcie,
+    repo,
+    software,
+    system,
+)
 from rocmprov.checks.policy import Policy
 from rocmprov.facts import HostFacts
 from rocmprov.model import Finding, Severity
@@ -15,6 +26,14 @@ CHECKS: tuple[Check, ...] = (
     gpu.check_present,
     gpu.check_count,
     gpu.check_gfx,
+    health.check_ecc,
+    health.check_ras,
+    health.check_bad_pages,
+    health.check_xgmi,
+    health_limits.check_throttle,
+    health_limits.check_power_cap,
+    health_limits.check_temperature,
+    health_limits.check_partition,
     pcie.check_link,
     pcie.check_bar,
     driver.check_amdgpu,

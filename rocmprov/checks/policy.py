@@ -20,6 +20,10 @@ class Policy:
     packages_amd: tuple[str, ...] = ()
     packages_distro: tuple[str, ...] = ()
     packages_extra: tuple[str, ...] = ()
+    # MI300-series partition modes the site runs (checks/health.py): "" = not judged
+    compute_partition: str = ""  # SPX | DPX | TPX | QPX | CPX
+    memory_partition: str = ""  # NPS1 | NPS2 | NPS4 | NPS8
+    power_cap_ok: bool = False  # a socket power cap below the board's maximum is deliberate
 
     @classmethod
     def from_vars(cls, hostvars: Mapping[str, Any]) -> Policy:
@@ -28,12 +32,17 @@ class Policy:
             rocm_version=str(hostvars.get("rocmprov_rocm_version") or ""),
             expected_pcie_gen=_int(hostvars.get("rocmprov_expected_pcie_gen")),
             expected_pcie_width=_int(hostvars.get("rocmprov_expected_pcie_width")),
-            expected_gpu_count=_int(hostvars.get("rocmprov_expected_gpu_count")),
+            expected_gpu_count=_int(
+                hostvars.get("rocmprov_expected_gpu_count", hostvars.get("rocmprov_gpu_count"))
+            ),
             require_gpu=_bool(hostvars.get("rocmprov_require_gpu"), True),
             repo_source=str(hostvars.get("rocmprov_repo_source") or ""),
             packages_amd=_names(hostvars.get("rocmprov_packages_amd")),
             packages_distro=_names(hostvars.get("rocmprov_packages_distro")),
             packages_extra=_names(hostvars.get("rocmprov_packages_extra")),
+            compute_partition=str(hostvars.get("rocmprov_compute_partition") or "").upper(),
+            memory_partition=str(hostvars.get("rocmprov_memory_partition") or "").upper(),
+            power_cap_ok=_bool(hostvars.get("rocmprov_power_cap_ok"), False),
         )
 
     def target(self, installed: str | None) -> str:

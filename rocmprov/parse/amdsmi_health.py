@@ -9,9 +9,10 @@ tests/fixtures/amd-smi-health (AMD's amd-smi README and changelog examples, publ
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from rocmprov.parse.ras_sysfs import BadPages, SysfsRas, parse_ras_sysfs
 from rocmprov.parse.smi import amd_smi_gpus, load_json
 
 NA = ("", "N/A", "NA", None)
@@ -49,30 +50,13 @@ class GpuHealth:
     throttle_active: tuple[str, ...] = ()  # violation names whose status is ACTIVE
     throttle_seen: bool = False
     temp_limits: tuple[tuple[str, float], ...] = ()  # (slowdown_hotspot, 100.0) ...
+    power_cap_watts: float | None = None  # amd-smi static --limit SOCKET_POWER / power_cap
+    power_max_watts: float | None = None  # MAX_POWER (the board's top cap)
     xgmi_link_type: str = ""
     xgmi_bit_rate_gbps: float | None = None
     xgmi_max_bandwidth_gbps: float | None = None
     xgmi_links: tuple[XgmiLink, ...] = ()
     xgmi_error_status: str = ""  # amd-smi metric --xgmi-err: NO_ERROR | ERROR | MULTIPLE_ERRORS
-
-
-@dataclass(frozen=True)
-class BadPages:
-    index: int
-    retired: int = 0
-    pending: int = 0
-    unreservable: int = 0
-
-
-@dataclass(frozen=True)
-class SysfsRas:
-    """amdgpu's /sys/class/drm/cardN/device/ras: features mask, per-block counts, bad pages."""
-
-    card: str
-    features: int | None = None
-    counts: tuple[tuple[str, int, int], ...] = ()  # (block, ue, ce)
-    bad_pages: BadPages | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 # --- amd-smi: text or JSON -> per-GPU dicts ------------------------------------------------------
@@ -209,9 +193,7 @@ def health_from_doc(doc: dict[str, Any], pos: int = 0) -> GpuHealth:
     _blocks({k: v for k, v in doc.items() if k != "ras"}, blocks)
     ras = _section(doc, "ras")
     state = _section(ras, "ecc_block_state", "block_state")
-    schemas = tuple(
-        (k, _word(v)) for k, v in ras.items() if k.endswith("_schema") and _word(v)
-    )
+    schemas = tuple((k, _word(v)) for k, v in ras.items() if k.endswith("_schema") and _word(v))
     throttle = _section(doc, "throttle", "violation")
     active = tuple(
         k.removesuffix("_violation_status").upper()
@@ -225,16 +207,16 @@ def health_from_doc(doc: dict[str, Any], pos: int = 0) -> GpuHealth:
         if (m := _TEMP_LIMIT.match(k)) and (n := _number(v)) is not None
     )
     xgmi_err = doc.get("xgmi_err")
-    xgmi_err = xgmi_err.get("status", xgmi_err.get("error_status")) if isinstance(
-        xgmi_err, dict
-    ) else xgmi_err
+    xgmi_err = (
+        xgmi_err.get("status", xgmi_err.get("error_status"))
+        if isinstance(xgmi_err, dict)
+        else xgmi_err
+    )
     compute, memory = _partition(doc)
     return GpuHealth(
         index=index,
         total_correctable=_count(ecc.get("total_correctable_count", ecc.get("correctable"))),
-        total_uncorrectable=_count(
-            ecc.get("total_uncorrectable_count", ecc.get("uncorrectable"))
-        ),
+        total_uncorrectable=_count(ecc.get("total_uncorrectable_count", ecc.get("uncorrectable"))),
         total_deferred=_count(ecc.get("total_deferred_count")),
         blocks=tuple(blocks.values()),
         ras_block_state=tuple((k.upper(), _word(v)) for k, v in state.items() if _word(v)),
@@ -245,6 +227,8 @@ def health_from_doc(doc: dict[str, Any], pos: int = 0) -> GpuHealth:
         throttle_active=active,
         throttle_seen=any(k.endswith("_violation_status") for k in throttle),
         temp_limits=temps,
+        power_cap_watts=_number(limit.get("socket_power", limit.get("power_cap"))),
+        power_max_watts=_number(limit.get("max_power", limit.get("max_power_cap"))),
         xgmi_error_status=_word(xgmi_err),
     )
 
@@ -314,15 +298,6 @@ def parse_xgmi(text: str) -> list[GpuHealth]:
 
 # --- bad pages -----------------------------------------------------------------------------------
 
-# amdgpu_ras.c "AMDGPU RAS sysfs gpu_vram_bad_pages Interface": one page a line,
-# "gpu pfn : gpu page size : flags"; R reserved (retired), P pending, F unable to reserve.
-_BAD_PAGE = re.compile(r"^\s*(0x[0-9a-fA-F]+)\s*:\s*(0x[0-9a-fA-F]+)\s*:\s*([RPF])\s*$")
-
-
-def parse_vram_bad_pages(text: str, index: int = 0) -> BadPages:
-    flags = [m.group(3) for line in text.splitlines() if (m := _BAD_PAGE.match(line))]
-    return BadPages(index, flags.count("R"), flags.count("P"), flags.count("F"))
-
 
 def parse_amd_smi_bad_pages(text: str) -> list[BadPages]:
     """`amd-smi bad-pages --json`: per GPU "retired"/"pending"/"un_res" lists of pages, or a
@@ -341,51 +316,15 @@ def parse_amd_smi_bad_pages(text: str) -> list[BadPages]:
     return out
 
 
-# --- sysfs ---------------------------------------------------------------------------------------
-
-_CARD = re.compile(r"^== (card\d+) (\S+)$")
-_ERR = re.compile(r"^\s*(ue|ce|de):\s*(\d+)\s*$")
-
-
-def parse_ras_sysfs(text: str) -> list[SysfsRas]:
-    """The `amdgpu-ras` probe: '== cardN FILE' then the file's text, for ras/features,
-    ras/*_err_count ('ue: N' / 'ce: N') and ras/gpu_vram_bad_pages."""
-    cards: dict[str, dict[str, Any]] = {}
-    card, name = "", ""
-    body: list[str] = []
-
-    def flush() -> None:
-        if not card:
-            return
-        entry = cards.setdefault(card, {"counts": [], "bad": None, "features": None})
-        text_ = "\n".join(body)
-        if name == "features":
-            m = re.search(r"0x[0-9a-fA-F]+", text_)
-            entry["features"] = int(m.group(0), 16) if m else None
-        elif name.endswith("_err_count"):
-            vals = {m.group(1): int(m.group(2)) for ln in body if (m := _ERR.match(ln))}
-            if vals:
-                entry["counts"].append(
-                    (name.removesuffix("_err_count"), vals.get("ue", 0), vals.get("ce", 0))
-                )
-        elif name == "gpu_vram_bad_pages":
-            entry["bad"] = parse_vram_bad_pages(text_, int(card[4:]))
-
-    for line in text.splitlines():
-        if m := _CARD.match(line.strip()):
-            flush()
-            card, name, body = m.group(1), m.group(2), []
-        else:
-            body.append(line)
-    flush()
-    return [
-        SysfsRas(c, e["features"], tuple(e["counts"]), e["bad"]) for c, e in sorted(cards.items())
-    ]
-
-
 # --- one host's health facts ---------------------------------------------------------------------
 
-HEALTH_PROBES = ("amd-smi-static", "amd-smi-metric", "amd-smi-xgmi", "amd-smi-bad-pages", "amdgpu-ras")
+HEALTH_PROBES = (
+    "amd-smi-static",
+    "amd-smi-metric",
+    "amd-smi-xgmi",
+    "amd-smi-bad-pages",
+    "amdgpu-ras",
+)
 
 
 @dataclass(frozen=True)
