@@ -198,6 +198,31 @@ def verify_inventory(args: argparse.Namespace) -> Iterator[Any]:
             yield fut.result()
 
 
+def active_inventory(args: argparse.Namespace) -> Iterator[Any]:
+    """`verify --level 2` on every host of the inventory (rocmprov/active/runner.py)."""
+    from rocmprov.active.judge import ActiveResult
+    from rocmprov.active.runner import ActiveReport, run_active
+    from rocmprov.model import Severity
+    from rocmprov.transport.ssh import SSHOptions, SSHTransport
+
+    hosts = _hosts(args)
+    known, config = ssh_files(args, hosts)
+    options = SSHOptions.load(known_hosts=known, ssh_config=config, accept_new=args.accept_new)
+
+    def one(spec: Any) -> ActiveReport:
+        try:
+            with SSHTransport.from_spec(spec, options) as transport:
+                return run_active(transport)
+        except HostUnreachable as exc:
+            why = f"{exc.failure.value}: {exc.message}"
+            return ActiveReport(spec.name, results=(ActiveResult("host", Severity.UNKNOWN, why),))
+
+    with ThreadPoolExecutor(max_workers=max(1, min(args.forks, len(hosts)))) as pool:
+        futures = [pool.submit(one, h) for h in hosts]
+        for fut in as_completed(futures):
+            yield fut.result()
+
+
 class _Progress:
     """A rich progress bar on a terminal (stderr); one plain line per host otherwise."""
 

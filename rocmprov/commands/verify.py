@@ -17,6 +17,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--local", action="store_true", help="verify this machine")
     parser.add_argument("--python", default="", help="python of the target venv (python3)")
     parser.add_argument("--format", default="table", help="table or json")
+    parser.add_argument(
+        "--level",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="1: torch smoke tests; 2: also RVS, TransferBench, rccl-tests where installed "
+        "(bounded in time; an absent tool is reported with its package)",
+    )
     add_fleet_options(parser, forks=16, become=False)
 
 
@@ -28,17 +36,64 @@ def run(args: argparse.Namespace) -> int:
     if bool(args.inventory) == bool(args.local):
         raise UsageError("give INVENTORY or --local")
     reports = list(_reports(args))
-    worst = max((r.severity for r in reports), key=lambda s: s.rank)
+    active = list(_active(args)) if args.level == 2 else []
+    worst = max([r.severity for r in reports] + [a.severity for a in active], key=lambda s: s.rank)
     if args.format == "json":
         doc = {
             "schema": SCHEMA,
+            "level": args.level,
             "exit_code": int(worst.exit_code),
             "hosts": [r.to_dict() for r in reports],
         }
+        if args.level == 2:
+            doc["active"] = [a.to_dict() for a in active]
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         _table(reports)
+        if active:
+            _active_table(active)
     return int(worst.exit_code)
+
+
+def _active(args: argparse.Namespace):
+    """Level 2 on this machine (--local); over an inventory it runs on each host's transport."""
+    from rocmprov.active.runner import run_active
+
+    if args.local:
+        from rocmprov.transport.local import LocalTransport
+
+        yield run_active(LocalTransport())
+        return
+    from rocmprov.fleet_audit import active_inventory
+
+    yield from active_inventory(args)
+
+
+def _active_table(reports) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from rocmprov.report.safe import printable
+
+    console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 140)
+    for r in reports:
+        head = f"{r.host}: level 2 ({r.product or 'product unknown'})"
+        console.print(Text(printable(head), style="bold"))
+        table = Table(show_edge=False)
+        for col in ("tool", "status", "result", "expected"):
+            table.add_column(col, overflow="fold")
+        for a in r.results:
+            style = {"ok": "green", "critical": "bold red", "warning": "yellow"}.get(
+                a.severity.value, "dim"
+            )
+            table.add_row(
+                Text(a.tool),
+                Text(a.severity.value, style=style),
+                Text(printable(a.summary)),
+                Text(printable(a.expected)),
+            )
+        console.print(table)
 
 
 def _reports(args: argparse.Namespace):
