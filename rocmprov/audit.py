@@ -10,6 +10,7 @@ from rocmprov.checks import run_checks
 from rocmprov.checks.policy import Policy
 from rocmprov.collect.bundle import Bundle, ProbeOutput
 from rocmprov.facts import build_facts
+from rocmprov.inventory_versions import build_inventory
 from rocmprov.model import Finding, HostReport, Severity
 
 # Checks whose only source is a probe the quick profile leaves out: UNKNOWN there means "not
@@ -29,7 +30,13 @@ def audit_bundle(
     left_out = set(bundle.meta.get("profile_skipped") or ())
     if left_out:
         findings = tuple(_not_collected(f, left_out) for f in findings)
-    return HostReport(host=bundle.host, findings=findings, facts=facts.summary(), duration=duration)
+    return HostReport(
+        host=bundle.host,
+        findings=findings,
+        facts=facts.summary(),
+        duration=duration,
+        inventory=build_inventory(bundle, facts),
+    )
 
 
 def audit_local(

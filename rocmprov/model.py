@@ -86,6 +86,7 @@ class HostReport:
     failure: str = ""  # a FailureClass value; empty when the host was audited
     message: str = ""
     duration: float = 0.0
+    inventory: dict[str, Any] = field(default_factory=dict)  # inventory_versions.build_inventory
 
     @property
     def severity(self) -> Severity:

@@ -14,7 +14,12 @@ from rocmprov.exitcodes import Exit, UsageError
 from rocmprov.report import FORMATS
 
 if TYPE_CHECKING:
+    from rocmprov.drift import Baseline
     from rocmprov.model import AuditResult
+
+MANIFEST = "manifest.json"
+MAX_BUNDLES = 10000
+MAX_BASELINE_BYTES = 1 << 20
 
 HELP = "pre-flight audit of this machine, a support bundle, or every host of an inventory"
 
@@ -22,8 +27,31 @@ HELP = "pre-flight audit of this machine, a support bundle, or every host of an 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("inventory", nargs="?", help="Ansible inventory (default: this machine)")
     parser.add_argument("--local", action="store_true", help="audit this machine (the default)")
-    parser.add_argument("--bundle", type=Path, help="analyse a support bundle (dir or .tar.gz)")
+    parser.add_argument(
+        "--bundle",
+        type=Path,
+        action="append",
+        help="analyse a support bundle (dir or .tar.gz); repeat it, or name a directory of "
+        "bundles (what `rocmprov collect -o DIR` wrote), to audit many as a fleet",
+    )
     parser.add_argument("--format", default="table", help=f"output: {', '.join(FORMATS)}")
+    parser.add_argument(
+        "--baseline",
+        metavar="HOST|FILE",
+        help="fleet drift against a golden host of this audit, or a saved baseline file "
+        "(default: the majority value of each field across the fleet)",
+    )
+    parser.add_argument(
+        "--save-baseline",
+        type=Path,
+        metavar="FILE",
+        help="write the drift reference (the --baseline, else the fleet majority) to FILE (0600)",
+    )
+    parser.add_argument(
+        "--all-hosts",
+        action="store_true",
+        help="table: every host's findings, also in a fleet of more than 5 hosts",
+    )
     parser.add_argument(
         "--profile",
         default="full",
@@ -60,7 +88,9 @@ def run(args: argparse.Namespace) -> int:
             from rocmprov.report.output import check_target
 
             check_target(args.output)
+        baseline_file = _check_drift_args(args)
         result = _audit(args)
+        result = _drift(result, args, baseline_file)
     except KeyboardInterrupt:
         return _fail(args, "interrupted", Exit.INTERRUPTED)
     except UsageError as exc:
@@ -86,11 +116,21 @@ def _audit(args: argparse.Namespace):
     if chosen > 1:
         raise UsageError("give one of INVENTORY, --local or --bundle")
     if args.bundle:
-        start = time.monotonic()
-        bundle = read_bundle(args.bundle)
-        return AuditResult(
-            (audit_bundle(bundle, Policy.from_vars(hostvars), duration=time.monotonic() - start),)
-        )
+        reports = []
+        seen: set[str] = set()
+        for path in _bundle_paths(args.bundle):
+            start = time.monotonic()
+            bundle = read_bundle(path)
+            report = audit_bundle(
+                bundle, Policy.from_vars(hostvars), duration=time.monotonic() - start
+            )
+            if report.host in seen:  # two bundles of one host: keep both, told apart
+                from dataclasses import replace
+
+                report = replace(report, host=f"{report.host} ({path.name})")
+            seen.add(report.host)
+            reports.append(report)
+        return AuditResult(tuple(reports))
     if args.inventory:
         from rocmprov.fleet_audit import audit_inventory
 
@@ -103,6 +143,80 @@ def _audit(args: argparse.Namespace):
         profile=args.profile,
     )
     return AuditResult((report,))
+
+
+def _bundle_paths(given: list[Path]) -> list[Path]:
+    """Each --bundle: a bundle (directory with manifest.json, or a .tar.gz), or a directory of
+    bundles (not searched deeper). A .tar.gz beside a directory of the same bundle is skipped."""
+    paths: list[Path] = []
+    for path in given:
+        if not path.is_dir() or (path / MANIFEST).is_file():
+            paths.append(path)
+            continue
+        children = sorted(c for c in path.iterdir() if not c.name.startswith("."))
+        dirs = [c for c in children if c.is_dir() and (c / MANIFEST).is_file()]
+        names = {c.name for c in dirs}
+        tars = [
+            c
+            for c in children
+            if c.name.endswith(".tar.gz") and c.is_file() and c.name[: -len(".tar.gz")] not in names
+        ]
+        paths.extend(sorted(dirs + tars) or [path])
+    if len(paths) > MAX_BUNDLES:
+        raise UsageError(f"--bundle: {len(paths)} bundles; at most {MAX_BUNDLES} at once")
+    return paths
+
+
+def _check_drift_args(args: argparse.Namespace) -> Baseline | None:
+    """Before any host is reached: --save-baseline's directory, and a --baseline that names a
+    file (read now: a bad file is one line and exit 64). A --baseline that is no file is taken
+    as a host name and checked once the audit is done."""
+    from rocmprov.drift import BaselineError, load_baseline
+
+    if args.save_baseline is not None:
+        from rocmprov.report.output import check_target
+
+        check_target(args.save_baseline)
+    if not args.baseline:
+        return None
+    path = Path(args.baseline)
+    if not path.is_file():
+        if path.exists() or "/" in args.baseline or args.baseline.endswith(".json"):
+            raise UsageError(f"--baseline {args.baseline}: no such file")
+        return None
+    try:
+        with path.open(encoding="utf-8") as f:
+            text = f.read(MAX_BASELINE_BYTES + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--baseline {args.baseline}: cannot read ({exc})") from None
+    if len(text) > MAX_BASELINE_BYTES:
+        raise UsageError(f"--baseline {args.baseline}: larger than {MAX_BASELINE_BYTES} bytes")
+    try:
+        return load_baseline(text, args.baseline)
+    except BaselineError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _drift(result: AuditResult, args: argparse.Namespace, baseline: Baseline | None):
+    """Add the drift findings; write --save-baseline (0600, replaced atomically)."""
+    from rocmprov.drift import dump_baseline, flatten, host_baseline, majority, with_drift
+
+    if args.baseline and baseline is None:
+        baseline = host_baseline(result, args.baseline)
+        if baseline is None:
+            raise UsageError(f"--baseline {args.baseline}: neither a file nor a host of this audit")
+        if not baseline.fields:
+            raise UsageError(f"--baseline {args.baseline}: that host was not audited")
+    result = with_drift(result, baseline)
+    if args.save_baseline is not None:
+        from rocmprov.report.output import write_atomic
+
+        reference = (
+            baseline
+            or majority({h.host: flatten(h.inventory) for h in result.hosts if h.inventory})[0]
+        )
+        write_atomic(args.save_baseline, dump_baseline(reference), mode=0o600)
+    return result
 
 
 def audit_after_apply(
@@ -145,10 +259,14 @@ def _write(result, args: argparse.Namespace, out) -> None:
         from rocmprov.report import prometheus
 
         out.write(prometheus.render(result, timestamp=time.time()))
+    elif args.format == "html":
+        from rocmprov.report import html
+
+        out.write(html.render(result, generated=time.strftime("%Y-%m-%d %H:%M:%S %Z")))
     else:
         from rocmprov.report import table
 
-        table.render(result, out, verbose=args.verbose)
+        table.render(result, out, verbose=args.verbose, all_hosts=getattr(args, "all_hosts", False))
     out.flush()
 
 

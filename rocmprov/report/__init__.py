@@ -10,6 +10,7 @@ class Format(StrEnum):
     JSON = "json"
     JUNIT = "junit"
     PROMETHEUS = "prometheus"
+    HTML = "html"
 
 
 FORMATS = tuple(f.value for f in Format)

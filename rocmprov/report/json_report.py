@@ -20,6 +20,7 @@ def host_dict(h: HostReport) -> dict[str, Any]:
         "message": h.message,
         "duration": round(h.duration, 3),
         "facts": h.facts,
+        "inventory": h.inventory,
         "findings": [f.to_dict() for f in h.findings],
     }
 

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rocmprov.model import AuditResult, HostReport, Severity
+from rocmprov.report import fleet_summary
 from rocmprov.report.safe import printable
 
 STYLE = {
@@ -24,10 +25,21 @@ STYLE = {
 }
 
 
-def render(result: AuditResult, file: IO[str], *, verbose: bool = False) -> None:
+def render(
+    result: AuditResult, file: IO[str], *, verbose: bool = False, all_hosts: bool = False
+) -> None:
+    """One table per host; a fleet of more than FLEET_SUMMARY_HOSTS hosts gets the fleet summary
+    and the hosts with problems instead (report.fleet_summary), unless all_hosts."""
     # a pipe or file gets a wide table; a terminal gets its own width (COLUMNS is honoured)
     width = None if file.isatty() else 160
     console = Console(file=file, highlight=False, soft_wrap=False, width=width, markup=False)
+    if len(result.hosts) > fleet_summary.FLEET_SUMMARY_HOSTS and not all_hosts:
+        fleet_summary.render(console, result)
+        sev = result.severity
+        console.print(
+            Text(f"overall: {sev.value.upper()} (exit {int(result.exit_code)})", style=STYLE[sev])
+        )
+        return
     for host in result.hosts:
         _host(console, host, verbose)
     if len(result.hosts) > 1:

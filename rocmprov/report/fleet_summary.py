@@ -1,0 +1,107 @@
+"""The terminal view of a fleet of more than a few hosts: counts per severity, the checks that
+fail and on how many hosts, the drift, and one line per host with a problem; not every healthy
+host's table (`--all-hosts` prints those). Remote text goes through report.safe.printable."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from rocmprov.drift import CHECK as DRIFT
+from rocmprov.model import AuditResult, HostReport, Severity
+from rocmprov.report.safe import printable
+
+FLEET_SUMMARY_HOSTS = 5  # more hosts than this: the summary instead of every host's table
+MAX_PROBLEM_ROWS = 200  # the hosts-with-problems table stops here (the JSON has every host)
+
+STYLE = {
+    Severity.OK: "green",
+    Severity.SKIPPED: "dim",
+    Severity.UNKNOWN: "magenta",
+    Severity.WARNING: "yellow",
+    Severity.CRITICAL: "bold red",
+}
+ORDER = (Severity.CRITICAL, Severity.WARNING, Severity.UNKNOWN, Severity.OK)
+
+
+def problem(h: HostReport) -> bool:
+    return h.severity.rank >= Severity.UNKNOWN.rank
+
+
+def render(console: Console, result: AuditResult) -> None:
+    hosts = result.hosts
+    per = Counter(h.severity if h.severity is not Severity.SKIPPED else Severity.OK for h in hosts)
+    line = Text(f"Fleet: {len(hosts)} hosts  ", style="bold")
+    for sev in ORDER:
+        line.append(f"{sev.value} {per.get(sev, 0)}  ", style=STYLE[sev])
+    console.print(line)
+
+    groups = [g for g in result.groups() if not g.check.startswith(DRIFT + ".")]
+    checks = Table(title="Checks that fail", title_justify="left")
+    for col in ("hosts", "severity", "check", "problem"):
+        checks.add_column(col, overflow="fold")
+    for g in groups:
+        checks.add_row(
+            str(len(g.hosts)),
+            Text(g.severity.value, style=STYLE[g.severity]),
+            Text(printable(g.check, one_line=True)),
+            Text(printable(g.summary)),
+        )
+    if not groups:
+        checks.add_row(str(len(hosts)), Text("ok", style="green"), "", "no failing check")
+    console.print(checks)
+    _drift(console, result)
+
+    bad = sorted((h for h in hosts if problem(h)), key=lambda h: (-h.severity.rank, h.host))
+    table = Table(
+        title=f"Hosts with problems: {len(bad)} of {len(hosts)} (--all-hosts shows every host)",
+        title_justify="left",
+    )
+    for col in ("host", "severity", "problems"):
+        table.add_column(col, overflow="fold")
+    for h in bad[:MAX_PROBLEM_ROWS]:
+        table.add_row(
+            Text(printable(h.host, one_line=True)),
+            Text(h.severity.value, style=STYLE[h.severity]),
+            Text(printable(_problems(h))),
+        )
+    if len(bad) > MAX_PROBLEM_ROWS:
+        table.add_row(f"... {len(bad) - MAX_PROBLEM_ROWS} more", "", "see --format json or html")
+    console.print(table)
+
+
+def _drift(console: Console, result: AuditResult) -> None:
+    rows: dict[tuple[str, str, str], list[str]] = {}
+    for h in result.hosts:
+        for f in h.findings:
+            if f.check.startswith(DRIFT + ".") and f.severity is not Severity.OK:
+                rows.setdefault((f.check, f.actual, f.expected), []).append(h.host)
+    if not rows:
+        return
+    table = Table(title="Drift", title_justify="left")
+    for col in ("hosts", "field", "value", "reference", "which hosts"):
+        table.add_column(col, overflow="fold")
+    for (check, actual, expected), names in sorted(rows.items(), key=lambda x: -len(x[1])):
+        shown = ", ".join(names[:8]) + (f" (+{len(names) - 8})" if len(names) > 8 else "")
+        table.add_row(
+            str(len(names)),
+            Text(printable(check.removeprefix(DRIFT + "."), one_line=True)),
+            Text(printable(actual, one_line=True)),
+            Text(printable(expected, one_line=True)),
+            Text(printable(shown, one_line=True)),
+        )
+    console.print(table)
+
+
+def _problems(h: HostReport) -> str:
+    if h.failure:
+        return f"not audited ({h.failure}): {h.message}"
+    bad = sorted(
+        (f for f in h.findings if f.severity.rank >= Severity.UNKNOWN.rank),
+        key=lambda f: -f.severity.rank,
+    )
+    names = [f.check for f in bad]
+    return ", ".join(names[:6]) + (f" (+{len(names) - 6})" if len(names) > 6 else "")
