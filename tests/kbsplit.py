@@ -23,14 +23,29 @@ from urllib.parse import urlsplit
 HELD_OUT_SHARE = 4  # of 16
 
 
+# GitHub repositories that were renamed or moved with their issue numbers: one report has
+# one spelling (ROCm/ROCm's old issues are served as ROCm/legacy-rocm-build).
+RENAMED = {
+    "/rocm/legacy-rocm-build/": "/rocm/rocm/",
+    "/ggerganov/llama.cpp/": "/ggml-org/llama.cpp/",
+    "/ggerganov/ggml/": "/ggml-org/ggml/",
+    "/jmorganca/ollama/": "/ollama/ollama/",
+    "/rocm-developer-tools/hip/": "/rocm/hip/",
+}
+
+
 def normalise(url: str) -> str:
     """One spelling per report: https, lower-case host without www., no query, fragment
-    (#issuecomment-...) or trailing slash; GitHub's /pull/ and /issues/ are one report space."""
+    (#issuecomment-...) or trailing slash; GitHub's /pull/ and /issues/ are one report space,
+    and a renamed repository is spelled with its current name."""
     parts = urlsplit(url.strip())
     host = parts.netloc.lower().removeprefix("www.")
     path = parts.path.rstrip("/")
     if host == "github.com":
         path = path.lower().replace("/pull/", "/issues/")
+        for old, new in RENAMED.items():
+            if path.startswith(old):
+                path = new + path[len(old):]
     return f"https://{host}{path}"
 
 
@@ -40,12 +55,33 @@ BEFORE_SPLIT = Path(__file__).resolve().parent / "data" / "kb-heldout" / "cited-
 @lru_cache(maxsize=1)
 def cited_before_split() -> frozenset[str]:
     lines = BEFORE_SPLIT.read_text(encoding="utf-8").splitlines()
-    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+    return frozenset(
+        normalise(line) for line in lines if line.strip() and not line.startswith("#")
+    )
+
+
+# Not reports: documentation sites and files in source repositories. Nobody pastes an error
+# into them and waits for a cause, so they are never held-out cases; entries may cite them.
+NOT_REPORTS = (
+    "rocm.docs.amd.com", "docs.", "readthedocs.io", "pytorch.org", "kernel.org",
+    "man7.org", "manpages.", "wiki.", "gitlab.freedesktop.org/drm/amd/-/wikis",
+)  # fmt: skip
+_SOURCE_PATHS = ("/blob/", "/tree/", "/raw/", "/commit/", "/releases/", "/wiki/")
+
+
+def is_report(url: str) -> bool:
+    norm = normalise(url)
+    host_path = norm.removeprefix("https://")
+    host = host_path.split("/", 1)[0]
+    if any(host.startswith(n) or host.endswith(n) or host_path.startswith(n) for n in NOT_REPORTS):
+        return False
+    return not (host in ("github.com", "raw.githubusercontent.com")
+                and any(p in norm for p in _SOURCE_PATHS)) and host != "raw.githubusercontent.com"
 
 
 def side(url: str) -> str:
-    """'heldout' or 'table' for a report URL."""
-    if normalise(url) in cited_before_split():
+    """'heldout' or 'table' for a report URL (anything that is not a report: 'table')."""
+    if normalise(url) in cited_before_split() or not is_report(url):
         return "table"
     digest = hashlib.sha256(normalise(url).encode("utf-8")).hexdigest()
     return "heldout" if int(digest[-1], 16) < HELD_OUT_SHARE else "table"
