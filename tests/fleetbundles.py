@@ -19,13 +19,14 @@ ROCM_SMI = load(FIXTURES / "rocm-smi" / "showallinfo-json-rx6600-firmware-vbios-
 DMI = "bios_vendor American Megatrends International, LLC.\nbios_version 1.0b\n"
 
 # probe id -> the (old, new) string replacements a changed host gets
-Change = Mapping[str, tuple[str, str]]
+Change = Mapping[str, tuple[str, str] | None]
 PMFW_CHANGE: Change = {"rocm-smi-firmware": ("00.59.50.00", "00.59.52.00")}
 VBIOS_CHANGE: Change = {
     "amd-smi-static": ("115-D534P00-100", "115-D534P00-101"),
     "rocm-smi-firmware": ("115-D534P00-100", "115-D534P00-101"),
 }
 KERNEL_CHANGE: Change = {"uname": ("6.18.44-fc-v973-gpu", "6.18.44-fc-v999-gpu")}
+NO_TORCH: Change = {"torch": None}
 
 
 def base_bundle() -> Bundle:
@@ -42,7 +43,11 @@ def base_bundle() -> Bundle:
 
 def host_bundle(base: Bundle, name: str, change: Change | None = None) -> Bundle:
     outputs = dict(base.outputs)
-    for pid, (old, new) in (change or {}).items():
+    for pid, edit in (change or {}).items():
+        if edit is None:  # the probe's output is lost (as from a host where it timed out)
+            del outputs[pid]
+            continue
+        old, new = edit
         out = outputs[pid]
         assert old in out.stdout, (pid, old)
         outputs[pid] = ProbeOutput(out.id, out.command, out.rc, out.stdout.replace(old, new))

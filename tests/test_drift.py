@@ -165,9 +165,7 @@ def test_majority_finds_exactly_the_changed_host_and_field() -> None:
 def test_two_fields_on_two_hosts() -> None:
     drift = _drift(with_drift(_result({"h1": VBIOS_CHANGE, "h4": KERNEL_CHANGE}), None))
     assert drift["h1"] == [("fleet.drift.vbios", "115-D534P00-101", "115-D534P00-100")]
-    assert drift["h4"] == [
-        ("fleet.drift.kernel", "6.18.44-fc-v999-gpu", "6.18.44-fc-v973-gpu")
-    ]
+    assert drift["h4"] == [("fleet.drift.kernel", "6.18.44-fc-v999-gpu", "6.18.44-fc-v973-gpu")]
     assert sum(len(v) for v in drift.values()) == 2
 
 
@@ -211,9 +209,15 @@ def test_single_host_without_baseline_has_no_drift_findings() -> None:
 def test_baseline_document_round_trip_and_bad_files() -> None:
     b = Baseline("x", {"kernel": "6.8", "vbios": "113-A"})
     assert load_baseline(dump_baseline(b), "f.json").fields == b.fields
-    for text in ("", "{", "[]", '{"schema": "other"}', '{"schema": "rocmprov.baseline/1"}',
-                 '{"schema": "rocmprov.baseline/1", "fields": {"kernel": 6}}',
-                 '{"schema": "rocmprov.baseline/1", "fields": {"nosuch": "1"}}'):
+    for text in (
+        "",
+        "{",
+        "[]",
+        '{"schema": "other"}',
+        '{"schema": "rocmprov.baseline/1"}',
+        '{"schema": "rocmprov.baseline/1", "fields": {"kernel": 6}}',
+        '{"schema": "rocmprov.baseline/1", "fields": {"nosuch": "1"}}',
+    ):
         with pytest.raises(BaselineError) as exc:
             load_baseline(text, "f.json")
         assert "\n" not in str(exc.value) and "f.json" in str(exc.value)
@@ -244,8 +248,9 @@ def _json_drift(run) -> dict[str, list[tuple[str, str, str]]]:
 
 def test_cli_fleet_drift_with_and_without_a_baseline_file(fleet: Path, tmp_path: Path) -> None:
     saved = tmp_path / "golden.json"
-    run = rocmprov("audit", "--bundle", str(fleet), "--format", "json", "--save-baseline",
-                   str(saved))
+    run = rocmprov(
+        "audit", "--bundle", str(fleet), "--format", "json", "--save-baseline", str(saved)
+    )
     drift = _json_drift(run)
     assert len(drift) == 8
     assert drift.pop("gpu005") == [("fleet.drift.pmfw", "00.59.52.00", "00.59.50.00")]
@@ -254,22 +259,32 @@ def test_cli_fleet_drift_with_and_without_a_baseline_file(fleet: Path, tmp_path:
     assert json.loads(saved.read_text())["fields"]["pmfw"] == "00.59.50.00"
 
     # the saved snapshot as the reference: the same single difference
-    again = _json_drift(rocmprov("audit", "--bundle", str(fleet), "--format", "json",
-                                 "--baseline", str(saved)))
-    assert again == {**{h: [] for h in again}, "gpu005": [
-        ("fleet.drift.pmfw", "00.59.52.00", "00.59.50.00")]}
+    again = _json_drift(
+        rocmprov("audit", "--bundle", str(fleet), "--format", "json", "--baseline", str(saved))
+    )
+    assert again == {
+        **{h: [] for h in again},
+        "gpu005": [("fleet.drift.pmfw", "00.59.52.00", "00.59.50.00")],
+    }
 
     # a golden host by name: the changed host as golden makes the 7 others differ
-    golden = _json_drift(rocmprov("audit", "--bundle", str(fleet), "--format", "json",
-                                  "--baseline", "gpu005"))
+    golden = _json_drift(
+        rocmprov("audit", "--bundle", str(fleet), "--format", "json", "--baseline", "gpu005")
+    )
     assert golden.pop("gpu005") == []
-    assert all(v == [("fleet.drift.pmfw", "00.59.50.00", "00.59.52.00")]
-               for v in golden.values())
+    assert all(v == [("fleet.drift.pmfw", "00.59.50.00", "00.59.52.00")] for v in golden.values())
 
 
 def test_cli_repeated_bundles_and_inventory_key(fleet: Path) -> None:
-    run = rocmprov("audit", "--bundle", str(fleet / "gpu000"), "--bundle",
-                   str(fleet / "gpu005"), "--format", "json")
+    run = rocmprov(
+        "audit",
+        "--bundle",
+        str(fleet / "gpu000"),
+        "--bundle",
+        str(fleet / "gpu005"),
+        "--format",
+        "json",
+    )
     doc = json.loads(run.stdout)
     assert [h["host"] for h in doc["hosts"]] == ["gpu000", "gpu005"]
     for h in doc["hosts"]:  # the old keys stay; inventory is new

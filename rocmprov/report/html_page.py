@@ -27,19 +27,20 @@ main{display:flex;gap:12px;padding:0 16px 16px;align-items:flex-start}
 #gridbox{overflow:auto;max-height:calc(100vh - 150px);background:#fff;border:1px solid #d5d9de;flex:1 1 auto}
 table.grid{border-collapse:collapse}
 .grid th{position:sticky;top:0;background:#fff;z-index:1;font-weight:500;vertical-align:bottom;padding:2px}
-.grid th.col{height:120px;width:18px;white-space:nowrap}
-.grid th.col span{display:inline-block;transform:rotate(-60deg);transform-origin:left bottom;width:18px;position:relative;left:10px}
+.grid th.col{height:150px;width:18px;white-space:nowrap;font-size:11px}
+.grid th.col span{writing-mode:vertical-rl;transform:rotate(180deg);display:inline-block;max-height:148px;overflow:hidden;text-overflow:ellipsis}
 .grid th.drift{background:#eef2ff}
 .grid td{border:1px solid #fff;padding:0;height:16px}
 .grid td.cell{width:18px;min-width:18px}
-.grid td.name{padding:0 8px;white-space:nowrap;max-width:260px;overflow:hidden;text-overflow:ellipsis;position:sticky;left:0;background:#fff}
+.grid td.name{padding:0 8px 0 10px;white-space:nowrap;max-width:260px;overflow:hidden;text-overflow:ellipsis;position:sticky;left:0;background:#fff}
 .grid td.dv{padding:0 6px;white-space:nowrap;max-width:160px;overflow:hidden;text-overflow:ellipsis;font-size:11px}
 .grid tr.host{cursor:pointer}
 .grid tr.host:hover td.name,.grid tr.sel td.name{background:#dde7ff}
+.sev-c{box-shadow:inset 6px 0 #d93025}.sev-w{box-shadow:inset 6px 0 #f4b400}.sev-u{box-shadow:inset 6px 0 #a142f4}.sev-o,.sev-s{box-shadow:inset 6px 0 #34a853}
 .c{background:#d93025;color:#fff}.w{background:#f4b400}.u{background:#a142f4;color:#fff}
 .o{background:#34a853}.s{background:#c9ced4}.n{background:#f1f3f4}
 .dv.w{background:#fde8a8}.dv.o{background:#e6f4ea}
-#details{flex:0 0 44%;max-height:calc(100vh - 150px);overflow:auto;background:#fff;border:1px solid #d5d9de;padding:10px 14px}
+#details{flex:0 0 38%;max-height:calc(100vh - 150px);overflow:auto;background:#fff;border:1px solid #d5d9de;padding:10px 14px}
 #details h2{font-size:16px;margin:0 0 6px;word-break:break-all}
 #details table{border-collapse:collapse;width:100%;margin-bottom:10px}
 #details td,#details th{border-bottom:1px solid #eceff1;padding:3px 4px;text-align:left;vertical-align:top;word-break:break-word}
@@ -85,7 +86,7 @@ function grid(){ const t=document.getElementById("grid"); const head=el("tr");
   const thead=el("thead"); thead.appendChild(head); t.appendChild(thead);
   const body=el("tbody"); t.appendChild(body);
   D.hosts.forEach((h,i)=>{ const tr=el("tr","host"); tr.dataset.i=i; tr.dataset.host=h.n;
-    const name=el("td","name "+h.s, h.n); name.title=h.n+": "+NAMES[h.s]; tr.appendChild(name);
+    const name=el("td","name sev-"+h.s, h.n); name.title=h.n+": "+NAMES[h.s]; tr.appendChild(name);
     for(let j=0;j<h.g.length;j++){ const code=h.g[j]; const td=el("td","cell "+(code==="-"?"n":code));
       td.title=D.columns[j]+": "+(NAMES[code]||"not run"); tr.appendChild(td);}
     for(let j=0;j<h.d.length;j++){ const v=h.d[j]; const td=el("td","dv "+(v[1]==="-"?"n":v[1]), v[0]);
@@ -99,7 +100,7 @@ function filter(){ const sev=document.getElementById("sev").value; const q=docum
     h._tr.style.display=ok?"":"none"; if(ok) shown++; }
   document.getElementById("count").textContent=shown+" of "+D.hosts.length+" hosts shown";}
 function kv(table,k,v){ if(v===undefined||v===null||v==="") return; const tr=el("tr"); tr.appendChild(el("th","",k));
-  tr.appendChild(el("td","",Array.isArray(v)?v.join(", "):(typeof v==="object"?JSON.stringify(v):v))); table.appendChild(tr);}
+  tr.appendChild(el("td","",Array.isArray(v)?v.join(", "):(typeof v==="object"?Object.entries(v).map(e=>e[0]+" "+e[1]).join(", "):v))); table.appendChild(tr);}
 function details(){ const m=/^#host=(.*)$/.exec(location.hash); const box=document.getElementById("details");
   if(!m) return; let name; try{ name=decodeURIComponent(m[1]); }catch(e){ return; }
   const h=D.hosts.find(x=>x.n===name); if(!h) return;

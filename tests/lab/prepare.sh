@@ -14,9 +14,10 @@ BASE_PKGS=systemd,systemd-sysv,dbus,libpam-systemd,udev,openssh-server,python3,p
 # openssh-server, sudo and passwd: tests/test_ssh.py starts real sshd daemons on loopback (never
 # the system's own sshd: the package's daemon is kept from starting, see install_host_packages).
 # prometheus-node-exporter and prometheus (promtool): tests/test_prometheus_metrics.py.
+# chromium: tests/test_html_report.py opens the fleet HTML report in headless Chromium.
 HOST_PKGS=(systemd-container debootstrap iproute2 zstd openssh-client openssh-server sudo passwd
            nftables dpkg-dev gnupg util-linux tar debian-archive-keyring
-           prometheus-node-exporter prometheus)
+           prometheus-node-exporter prometheus chromium)
 TARBALL="$CACHE/base-$SUITE-v$BASE_VERSION.tar.zst"
 
 log() { printf 'prepare: %s\n' "$*" >&2; }
