@@ -67,7 +67,7 @@ def _join(base: str, path: object) -> str:
 def _host_keys(facts: dict[str, Any]) -> dict[str, Any]:
     distribution = str(facts.get("distribution", ""))
     version = str(facts.get("distribution_version", ""))
-    major = str(facts.get("distribution_major_version", "") or version.split(".")[0])
+    major = str(facts.get("distribution_major_version", "") or version.split(".", maxsplit=1)[0])
     os_id = _APT_IDS.get(distribution, distribution.lower())
     return {
         "family": _FAMILIES.get(str(facts.get("os_family", "")), "unsupported"),
@@ -85,7 +85,7 @@ def _pick_minor(published: dict[str, Any], version: str, major: str, rule: str) 
     if version in published:
         return version
     if rule == "newest":
-        same = [k for k in published if str(k).split(".")[0] == major]
+        same = [k for k in published if str(k).split(".", maxsplit=1)[0] == major]
         if same:
             return max(same, key=_version_key)
     return None
