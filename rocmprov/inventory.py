@@ -2,7 +2,8 @@
 
 Ansible does the parsing (INI, YAML, ranges, children, group_vars/host_vars, plugins) and the
 `--limit` patterns, so a host list here is exactly the one `ansible-playbook` would use. This
-module only turns Ansible's JSON into `HostSpec`s.
+module only turns Ansible's JSON into `HostSpec`s. Ansible's answer is cached while the
+inventory's files are unchanged (rocmprov.inventory_cache).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from rocmprov.exitcodes import UsageError
 from rocmprov.hostnames import check_host, check_port, check_user
+from rocmprov.inventory_cache import cached_inventory
 
 INVENTORY_TIMEOUT = 120.0  # a dynamic inventory plugin may be slow; never wait forever
 _TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})
@@ -74,7 +76,10 @@ def load_inventory(
         raise UsageError("no inventory given")
     if "," not in source and not Path(source).expanduser().exists():
         raise UsageError(f"no such inventory: {source}")
-    data = _run_ansible_inventory(source, limit, timeout)
+    tool = ansible_inventory_bin()
+    data = cached_inventory(
+        source, limit, tool, lambda: _run_ansible_inventory(source, limit, timeout, tool)
+    )
     names = _host_order(data)
     if not names:
         where = f" matching --limit {limit!r}" if limit else ""
@@ -83,8 +88,10 @@ def load_inventory(
     return [host_spec(name, hostvars.get(name) or {}) for name in names]
 
 
-def _run_ansible_inventory(source: str, limit: str | None, timeout: float) -> dict[str, Any]:
-    argv = [ansible_inventory_bin(), "-i", source, "--list"]
+def _run_ansible_inventory(
+    source: str, limit: str | None, timeout: float, tool: str | None = None
+) -> dict[str, Any]:
+    argv = [tool or ansible_inventory_bin(), "-i", source, "--list"]
     if limit:
         argv += ["--limit", limit]
     env = {
