@@ -152,10 +152,11 @@ def test_override_advice_depends_on_the_gpu_architecture(
     assert top.condition
 
 
-def test_without_context_the_generic_fix_and_a_visible_placeholder() -> None:
+def test_without_context_the_generic_fix_and_how_to_get_the_missing_value() -> None:
     top = match("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!")[0]
     assert top.condition == ""
-    assert "<gfx>" in top.cause  # unknown values are shown, not silently dropped
+    # an unknown value is never dropped silently nor printed as a bare placeholder
+    assert "your GPU's gfx target (`rocminfo" in top.cause and "{gfx}" not in top.cause
 
 
 def test_container_context_changes_the_kfd_fix() -> None:
@@ -281,8 +282,11 @@ def test_every_regex_match_in_the_fixture_contains_its_anchor(entry_id: str) -> 
     assert hits >= 1
 
 
-def test_fill_leaves_unknown_placeholders_visible() -> None:
-    assert fill("use {gfx} on {bdf}", {"gfx": "gfx90a"}) == "use gfx90a on <bdf>"
+def test_fill_says_how_to_get_an_unknown_value() -> None:
+    assert (
+        fill("use {gfx} on {bdf}", {"gfx": "gfx90a"}) == "use gfx90a on the bdf shown in your log"
+    )
+    assert "uname -r" in fill("kernel {kernel}", {})
     assert fill("awk '{print $1}'", {}) == "awk '{print $1}'"
 
 
@@ -317,8 +321,14 @@ def test_match_rejects_bytes_with_a_clear_error() -> None:
 
 
 def test_docs_troubleshooting_md_is_in_sync_with_the_table() -> None:
+    from rocmprov.kb.codes import load_codes
+    from rocmprov.kb.evaluate import evaluate, load_cases
+
     committed = (ROOT / "docs" / "troubleshooting.md").read_text(encoding="utf-8")
-    assert committed == render(TABLE), "run: python -m rocmprov.kb.docs > docs/troubleshooting.md"
+    figures = evaluate(load_cases(ROOT / "tests" / "data" / "kb-heldout"), TABLE)
+    assert committed == render(TABLE, load_codes(), figures), (
+        "run: python -m rocmprov.kb.docs tests/data/kb-heldout > docs/troubleshooting.md"
+    )
 
 
 def test_docs_generator_runs_as_a_module() -> None:
@@ -384,4 +394,6 @@ def test_a_pytorch_traceback_inside_a_training_log() -> None:
     assert found[0].id == "pytorch.hip-out-of-memory"
     assert found[0].captures["size"] == "4.50 GiB" and "4.50 GiB" in found[0].cause
     assert {m.id for m in found if m.harmless} == {
-        "pytorch.hipblaslt-unsupported-arch", "miopen.missing-system-db"}
+        "pytorch.hipblaslt-unsupported-arch",
+        "miopen.missing-system-db",
+    }

@@ -1,10 +1,14 @@
 """rocmprov explain: error text or a whole log -> known causes and fixes, ranked, with sources.
 
-Exit codes: 0 no known cause, or only well-known harmless noise; 1 at least one known problem
+Exit codes: 0 no known cause, or only well-known harmless lines; 1 at least one known problem
 found; 64 bad usage (unknown flag, missing or unreadable FILE, no input, stdin closed, input
 over MAX_INPUT, FILE not a regular file); 130 Ctrl-C.
-"No known cause" is an answer, not an error. JSON (--format json) is one document on stdout,
-also on error (then with an "error" key); human messages go to stderr.
+"No known cause" is an answer, not an error: it names the closest family (which part of the
+stack the text is about), what to collect and where to report.
+Harmless lines are always reported as such ("no action needed"), ranked below every real
+cause; the table view lists them in one line each (--all: in full).
+JSON (--format json) is one document on stdout, also on error (then with an "error" key);
+human messages go to stderr.
 
 Input: FILE must be a regular file (a FIFO, a device such as /dev/zero, a socket is refused
 before anything is read: it could block or never end); '-' (or nothing, when stdin is not a
@@ -29,10 +33,12 @@ from rocmprov.report.safe import printable
 
 if TYPE_CHECKING:
     from rocmprov.kb import Match
+    from rocmprov.kb.matcher import Analysis
 
 HELP = "explain error text or a whole log: known causes and fixes, ranked, with sources"
 SCHEMA = "rocmprov.explain/1"
 MAX_INPUT = 16 * 1024 * 1024  # bytes read from FILE or stdin, at most
+COLLECT = "rocmprov collect --local -o rocmprov-bundle --tar"
 _TOO_BIG = (
     f"more than {MAX_INPUT // (1024 * 1024)} MiB of input; give the part around the failure "
     "(e.g. tail -c 16M LOG | rocmprov explain -)"
@@ -56,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--all", action="store_true",
-        help="also show lines that are well-known harmless noise",
+        help="show harmless lines in full (they are always listed, one line each)",
     )  # fmt: skip
     parser.add_argument(
         "-c", "--context", action="append", default=[], metavar="KEY=VALUE",
@@ -142,23 +148,44 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _document(label: str, text: str, shown: list[Match], hidden: int, code: int) -> dict[str, Any]:
-    from rocmprov.kb import load_table
-
-    return {
+def _document(label: str, text: str, analysis: Analysis, code: int, entries: int) -> dict[str, Any]:
+    found = analysis.matches
+    doc: dict[str, Any] = {
         "schema": SCHEMA,
         "input": label,
         "bytes": len(text.encode("utf-8", errors="replace")),
-        "lines": text.count("\n") + (1 if text and not text.endswith("\n") else 0),
-        "entries": len(load_table()),
+        "lines": _line_count(text),
+        "entries": entries,
         "exit_code": code,
-        "hidden_harmless": hidden,
-        "matches": [m.to_dict() for m in shown],
+        "harmless": sum(1 for m in found if m.harmless),
+        "context": [{"name": f.name, "value": f.value, "line": f.line} for f in analysis.facts],
+        "matches": [m.to_dict() for m in found],
+    }
+    if not any(not m.harmless for m in found):
+        doc["unknown"] = _unknown(text, analysis)
+    return doc
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def _unknown(text: str, analysis: Analysis) -> dict[str, str]:
+    """What to do when nothing is known: the closest family, what to collect, where to report."""
+    from rocmprov.kb.codes import load_codes
+    from rocmprov.kb.families import ROCM_ISSUES, closest
+
+    near = closest(text, analysis.code_like, load_codes())
+    return {
+        "closest_family": near.family if near else "",
+        "why": near.why if near else "",
+        "collect": COLLECT,
+        "report": near.report if near else ROCM_ISSUES,
     }
 
 
 def _render_table(
-    shown: list[Match], hidden: int, lines: int, entries: int, file: IO[str] | None = None
+    analysis: Analysis, text: str, entries: int, show_harmless: bool, file: IO[str] | None = None
 ) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -169,41 +196,58 @@ def _render_table(
 
     # remote text is never markup: rich would eat "[drm]" as a style tag
     out = Console(file=file, markup=False, highlight=False, emoji=False)
-    if not shown:
-        out.print(
-            f"No known cause found ({lines} lines checked against {entries} known problems)."
-            + (f" {hidden} harmless line(s) hidden; --all shows them." if hidden else "")
-        )
-        return
-    summary = Table(title="Known causes, most likely first", title_justify="left")
-    summary.add_column("#", justify="right", no_wrap=True)
-    summary.add_column("id", no_wrap=True)
-    summary.add_column("kind", no_wrap=True)
-    summary.add_column("title")
-    summary.add_column("lines", no_wrap=True)
+    real = [m for m in analysis.matches if not m.harmless]
+    harmless = [m for m in analysis.matches if m.harmless]
+    shown = real + harmless if show_harmless else real
+    if not real:
+        unknown = _unknown(text, analysis)
+        out.print(f"No known cause found ({_line_count(text)} lines checked against {entries} "
+                  "known problems and the ROCm libraries' status codes).")  # fmt: skip
+        if unknown["closest_family"]:
+            out.print(safe(f"Closest family: {unknown['closest_family']} ({unknown['why']})."))
+        out.print(f"Collect a support bundle: {unknown['collect']}")
+        out.print(f"and report it with this log: {unknown['report']}")
+    if shown:
+        summary = Table(title="Known causes, most likely first", title_justify="left")
+        summary.add_column("#", justify="right", no_wrap=True)
+        summary.add_column("id", no_wrap=True)
+        summary.add_column("kind", no_wrap=True)
+        summary.add_column("title")
+        summary.add_column("lines", no_wrap=True)
+        for rank, m in enumerate(shown, 1):
+            where = ",".join(str(n) for n in m.lines[:3]) + ("..." if m.count > 3 else "")
+            summary.add_row(str(rank), safe(m.id), safe(m.kind), safe(m.title), where)
+        out.print(summary)
     for rank, m in enumerate(shown, 1):
-        where = ",".join(str(n) for n in m.lines[:3]) + ("..." if m.count > 3 else "")
-        summary.add_row(str(rank), safe(m.id), safe(m.kind), safe(m.title), where)
-    out.print(summary)
-    for rank, m in enumerate(shown, 1):
-        head = Text(f"\n{rank}. ", style="bold")
-        head.append(printable(m.title), style="bold")
-        head.append(f"  [{printable(m.id, one_line=True)}]", style="dim")
-        out.print(head)
-        out.print(Text("   cause: ", style="bold") + safe(m.cause))
-        out.print(Text("   fix:   ", style="bold") + safe(m.fix))
-        if m.condition:
-            out.print(Text(f"   (this fix because: {printable(m.condition)})", style="dim"))
-        out.print(Text("   evidence:", style="bold"))
-        for number, line in zip(m.lines, m.evidence, strict=True):
-            # remote text: never markup, never wrapped into the next line's indent
-            evidence = printable(line.removesuffix("\r"))  # tabs kept: smi tables use them
-            out.print(Text(f"     {number}: ", style="dim") + Text(evidence), soft_wrap=True)
-        if m.count > len(m.lines):
-            out.print(Text(f"     ({m.count} occurrences)", style="dim"))
-        out.print(Text("   sources: ", style="bold") + safe(" ".join(m.sources)))
-    if hidden:
-        print(f"{hidden} harmless known line(s) hidden; --all shows them.", file=sys.stderr)
+        _render_match(out, rank, m, safe)
+    if harmless and not show_harmless:
+        out.print(Text("\nHarmless (no action needed; --all shows them in full):", style="bold"))
+        for m in harmless:
+            out.print(safe(f"  line {m.lines[0] if m.lines else '?'}: {m.title} [{m.id}]"))
+    if analysis.facts:
+        seen = ", ".join(f"{f.name}={f.value} (line {f.line})" for f in analysis.facts)
+        out.print(Text("\nSeen in the text: ", style="dim") + safe(seen))
+
+
+def _render_match(out: Any, rank: int, m: Match, safe: Any) -> None:
+    from rich.text import Text
+
+    head = Text(f"\n{rank}. ", style="bold")
+    head.append(printable(m.title), style="bold")
+    head.append(f"  [{printable(m.id, one_line=True)}]", style="dim")
+    out.print(head)
+    out.print(Text("   cause: ", style="bold") + safe(m.cause))
+    out.print(Text("   fix:   ", style="bold") + safe(m.fix))
+    if m.condition:
+        out.print(Text(f"   (this fix because: {printable(m.condition)})", style="dim"))
+    out.print(Text("   evidence:", style="bold"))
+    for number, line in zip(m.lines, m.evidence, strict=True):
+        # remote text: never markup, never wrapped into the next line's indent
+        evidence = printable(line.removesuffix("\r"))  # tabs kept: smi tables use them
+        out.print(Text(f"     {number}: ", style="dim") + Text(evidence), soft_wrap=True)
+    if m.count > len(m.lines):
+        out.print(Text(f"     ({m.count} occurrences)", style="dim"))
+    out.print(Text("   sources: ", style="bold") + safe(" ".join(m.sources)))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -222,15 +266,14 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(doc, indent=2))
         return Exit.USAGE
 
-    from rocmprov.kb import load_table, match
+    from rocmprov.kb import load_table
+    from rocmprov.kb.matcher import analyse
 
-    found = match(text, context=context)
-    shown = found if args.all else [m for m in found if not m.harmless]
-    hidden = len(found) - len(shown)
-    code = Exit.WARNING if any(not m.harmless for m in found) else Exit.OK
+    analysis = analyse(text, context=context)
+    code = Exit.WARNING if any(not m.harmless for m in analysis.matches) else Exit.OK
+    entries = len(load_table())
     if fmt is Format.JSON:
-        print(json.dumps(_document(label, text, shown, hidden, int(code)), indent=2))
+        print(json.dumps(_document(label, text, analysis, int(code), entries), indent=2))
     else:
-        doc_lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-        _render_table(shown, hidden, doc_lines, len(load_table()))
+        _render_table(analysis, text, entries, args.all)
     return code

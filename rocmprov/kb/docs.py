@@ -1,24 +1,44 @@
-"""Generate docs/troubleshooting.md from the troubleshooting table.
+"""Generate docs/troubleshooting.md from the troubleshooting table, the status codes and the
+held-out evaluation.
 
-    python -m rocmprov.kb.docs > docs/troubleshooting.md
+    python -m rocmprov.kb.docs tests/data/kb-heldout > docs/troubleshooting.md
 
-Pure: `render(table) -> str`; a test regenerates it and compares with the committed file.
+Pure: `render(table, codes, figures) -> str`; a test regenerates it and compares with the
+committed file.
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
+from rocmprov.kb.codes import Codes, load_codes
+from rocmprov.kb.evaluate import Figures, evaluate, load_cases, summary
 from rocmprov.kb.table import CATEGORIES, Entry, Table, load_table
 
 HEADER = """\
 # Troubleshooting: known ROCm errors, causes and fixes
 
-Generated from `rocmprov/data/kb/*.yaml` by `python -m rocmprov.kb.docs`; do not edit by hand.
+Generated from `rocmprov/data/kb/*.yaml` and `rocmprov/data/kb_codes.yaml` by
+`python -m rocmprov.kb.docs tests/data/kb-heldout`; do not edit by hand.
 `rocmprov explain FILE` finds these in an error message or a whole log (dmesg, a PyTorch
-traceback, rocminfo, apt output) and ranks them: root causes first, then symptoms; well-known
-harmless lines only with `--all`. Every entry names the reports or documents that established
-the cause.
+traceback, rocminfo, apt output) and ranks them: root causes first, then symptoms, then the
+status codes no entry explained; harmless lines last, said to be harmless ("no action
+needed"). Facts seen anywhere in the text (gfx target, ROCm and kernel versions, PCI address,
+GPU name) fill every fix and choose its conditional variant; a value that is nowhere in the text
+is replaced by how to get it. When nothing is known, explain says so, names the closest family
+and says what to collect and where to report. Every entry names the reports or documents that
+established the cause.
+"""
+
+EVALUATION = """\
+## How well it knows errors it was not written from
+
+{cases} real error texts from public reports that no entry cites, set aside before the new
+entries were written and split by report (`tests/data/kb-heldout/`, rules in its README):
+**{summary}**. Rerun: `python -m rocmprov.kb.evaluate tests/data/kb-heldout` (prints every
+miss); `tests/test_kb_heldout.py` runs it in CI. A miss is never fixed by tuning an entry to the
+held-out case: the table gets another report of the same problem from a table-side source.
 """
 
 
@@ -39,8 +59,32 @@ def _entry(entry: Entry) -> list[str]:
     return out
 
 
-def render(table: Table) -> str:
+def _codes(codes: Codes) -> list[str]:
+    out = ["## Status codes of the ROCm libraries", "",
+           "Generated from the public headers by `scripts/gen_kb_codes.py`: any of these names "
+           "(and HIP's and RCCL's printed messages, HSA's hex values) gets at least its meaning "
+           "and the family's next step when no entry above explains the line.", ""]  # fmt: skip
+    by_family: dict[str, list[str]] = {}
+    for code in codes.by_name.values():
+        by_family.setdefault(code.family, []).append(code.name)
+    for family in codes.families.values():
+        names = by_family.get(family.id, [])
+        out += [f"### {family.type}: {family.title}", "", f"Next step: {family.next_step}", "",
+                "Sources: " + ", ".join(f"<{u}>" for u in family.sources), "",
+                "| code | value | meaning |", "|---|---|---|"]  # fmt: skip
+        for name in names:
+            code = codes.described(codes.by_name[name])
+            value = f"{code.value}" + (f" (0x{code.value:x})" if family.hex else "")
+            meaning = (code.meaning or code.message).replace("|", "\\|")
+            out.append(f"| `{name}` | {value} | {meaning} |")
+        out.append("")
+    return out
+
+
+def render(table: Table, codes: Codes | None = None, figures: Figures | None = None) -> str:
     lines = [HEADER]
+    if figures is not None:
+        lines.append(EVALUATION.format(cases=figures.cases, summary=summary(figures)))
     counts = {c: sum(1 for e in table.entries if e.category == c) for c in CATEGORIES}
     lines.append(f"{len(table)} entries: " + ", ".join(
         f"{c} {n}" for c, n in counts.items() if n) + ".\n")  # fmt: skip
@@ -51,11 +95,16 @@ def render(table: Table) -> str:
         lines += [f"## {category}", ""]
         for entry in entries:
             lines += _entry(entry)
+    if codes is not None:
+        lines += _codes(codes)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def main() -> int:
-    sys.stdout.write(render(load_table()))
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    table = load_table()
+    figures = evaluate(load_cases(Path(argv[0])), table) if argv else None
+    sys.stdout.write(render(table, load_codes(), figures))
     return 0
 
 

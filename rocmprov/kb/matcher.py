@@ -9,6 +9,11 @@ that anchor. Pure functions: no I/O here.
 Ranking: root causes above symptoms above noise; within a kind, the entry's priority (specific
 above generic); then the earliest evidence. Every matching entry is reported once, with its
 first evidence lines, how often it matched, and its captures substituted into the fix.
+
+Two more passes over the whole text: facts seen anywhere in it (gfx target, ROCm and kernel
+versions, PCI address, GPU name: kb/context.py) fill every entry's placeholders and choose its
+conditional fix; status codes of the ROCm libraries that no entry explained (kb/codes.py, from
+the headers) are reported with their meaning, below every table entry.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from rocmprov.kb import codes as status_codes
+from rocmprov.kb.context import Fact, extract, hint
 from rocmprov.kb.table import PLACEHOLDER_RE, Entry, Table, load_table
 
 KIND_WEIGHT = {"root-cause": 400, "symptom": 200, "noise": 0}
@@ -214,14 +221,15 @@ def _record(
 
 
 def fill(template: str, values: Mapping[str, str]) -> str:
-    """Put known values into `{name}` placeholders; an unknown one reads `<name>`."""
-    return PLACEHOLDER_RE.sub(lambda m: values.get(m.group(1), f"<{m.group(1)}>"), template)
+    """Put known values into `{name}` placeholders; an unknown one says how to get the value
+    (e.g. {gfx} -> "your GPU's gfx target (`rocminfo | grep ...`)")."""
+    return PLACEHOLDER_RE.sub(lambda m: values.get(m.group(1)) or hint(m.group(1)), template)
 
 
-def _result(entry: Entry, acc: _Found, context: Mapping[str, Any]) -> Match:
+def _result(entry: Entry, acc: _Found, context: Mapping[str, str]) -> Match:
     values: dict[str, str] = dict(entry.defaults)
-    values.update({str(k): str(v) for k, v in context.items() if v is not None})
-    values.update(acc.captures)
+    values.update(context)
+    values.update({k: v for k, v in acc.captures.items() if v})
     chosen = next((c for c in entry.conditions if c.applies(values)), None)
     fix = chosen.fix if chosen and chosen.fix else entry.fix
     order = sorted(range(len(acc.lines)), key=lambda i: acc.lines[i])[:MAX_EVIDENCE]
@@ -258,17 +266,70 @@ def _drop_superseded(table: Table, found: dict[int, _Found]) -> dict[int, _Found
     return {i: acc for i, acc in found.items() if i not in drop}
 
 
-def match(
-    text: str, *, context: dict[str, Any] | None = None, table: Table | None = None
-) -> list[Match]:
-    """Known causes in `text`, best first. `context` gives facts the text may lack (e.g.
-    {"gfx": "gfx1031", "container": "yes"}): they fill the fix and choose among conditions;
-    values captured from the text win over the context. Never raises on any text."""
+@dataclass(frozen=True)
+class Analysis:
+    """Everything `explain` says about a text: the known causes (best first), the facts seen in
+    it, and names that look like a library's status code but are none (a family hint)."""
+
+    matches: list[Match]
+    facts: list[Fact]
+    code_like: list[str]
+
+
+def _code_result(hit: status_codes.Hit, codes: status_codes.Codes) -> Match:
+    code, family = hit.code, codes.families[hit.code.family]
+    number = f"{code.value}" + (f", 0x{code.value:x}" if family.hex else "")
+    cause = f"{code.name} ({number}), a {family.type} of {family.title}: {code.meaning or '-'}"
+    if code.message and code.message.rstrip(".") != code.meaning.rstrip("."):
+        cause += f' (printed as "{code.message}")'
+    if code.harmless:
+        cause += " This reports a state, not a failure."
+    kind = "noise" if code.harmless else "symptom"
+    return Match(
+        id=f"code.{family.id}.{code.name}",
+        title=f"{family.type} {code.name}",
+        category=family.category,
+        kind=kind,
+        cause=cause,
+        fix="No action needed for this code by itself." if code.harmless else family.next_step,
+        sources=family.sources,
+        harmless=code.harmless,
+        lines=(hit.line,),
+        evidence=(_clip(hit.evidence),),
+        score=KIND_WEIGHT[kind],
+    )
+
+
+def analyse(
+    text: str, *, context: dict[str, Any] | None = None, table: Table | None = None,
+    codes: bool = True,
+) -> Analysis:  # fmt: skip
+    """Known causes in `text`, best first, with the facts seen in it. `context` gives facts the
+    text may lack (e.g. {"gfx": "gfx1031", "container": "yes"}); it wins over a fact seen
+    elsewhere in the text, and a value captured on the matched line itself wins over both.
+    `codes`: also report library status codes no entry explained. Never raises on any text."""
     if not isinstance(text, str):
         raise TypeError("match() takes text (str); decode bytes first")
     table = table or load_table()
     found = _scan(text, _compile_table(table)) if text else {}
     found = _drop_superseded(table, found)
-    results = [_result(table.entries[i], acc, context or {}) for i, acc in found.items()]
+    facts = extract(text) if found or codes else []
+    values = {f.name: f.value for f in facts}
+    values.update({str(k): str(v) for k, v in (context or {}).items() if v is not None})
+    results = [_result(table.entries[i], acc, values) for i, acc in found.items()]
+    code_like: list[str] = []
+    if codes and text:
+        index = status_codes.load_codes()
+        hits, code_like = status_codes.find(text, index)
+        explained = {n for r in results for n in r.lines}
+        results += [_code_result(h, index) for h in hits if h.line not in explained]
     results.sort(key=lambda r: (-r.score, r.lines[0] if r.lines else 0, r.id))
-    return results
+    return Analysis(matches=results, facts=facts, code_like=code_like)
+
+
+def match(
+    text: str, *, context: dict[str, Any] | None = None, table: Table | None = None,
+    codes: bool = True,
+) -> list[Match]:  # fmt: skip
+    """Known causes in `text`, best first (see `analyse`). Never raises on any text."""
+    return analyse(text, context=context, table=table, codes=codes).matches

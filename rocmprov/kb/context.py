@@ -1,0 +1,122 @@
+"""Facts seen anywhere in a log: the GPU's gfx target, the ROCm and kernel versions, a PCI address
+and the GPU's name. They fill every matched entry's placeholders and choose its conditional fix,
+also when the error itself is on another line (rocminfo at the top, the library error at the
+bottom). Pure.
+
+When a placeholder has no value at all, `hint(name)` says how to get it instead of printing a
+bare placeholder.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# name -> regexes, most reliable first; group 1 is the value
+_PATTERNS: dict[str, tuple[str, ...]] = {
+    # every pattern starts with a literal: the regex engine then skips in C to its occurrences
+    # (a leading \b or character class would make it try every position); the word boundary
+    # before the literal is checked afterwards (_BOUNDED)
+    "gfx": (r"gfx((?:[0-9]{3,4}|[0-9]{2,3}[a-f]))(?![0-9a-z])",),
+    "rocm_version": (
+        r"/opt/rocm-(\d+\.\d+\.\d+)",
+        r"ROCm(?: [Vv]ersion)?[: ]+v?(\d+\.\d+(?:\.\d+)?)\b",
+        r"\+rocm(\d+\.\d+(?:\.\d+)?)\b",
+        r"ROCM_VERSION[=: ]+(\d+\.\d+(?:\.\d+)?)",
+    ),
+    "kernel": (
+        r"Linux version (\d+\.\d+\.\d+[^\s]*)",
+        r"Kernel(?: [Vv]ersion)?[: ]+(\d+\.\d+\.\d+-[^\s,;)]+)",
+    ),
+    "pci": (r"0000:([0-9a-f]{2}:[0-9a-f]{2}\.[0-7])(?![0-9])",),
+    "gpu": (
+        r"Marketing Name:\s+(AMD [^\n]*?|Radeon [^\n]*?)\s*$",
+        r"AMD (Instinct MI\d{2,3}[A-Z]{0,3})\b",
+        r"AMD (Radeon (?:RX|PRO|Pro) [A-Z]?\d{3,4}[A-Z]?(?: XTX| XT| GRE)?)",
+    ),
+}
+# how a captured group becomes the value (the literal prefix put back)
+_VALUE = {
+    "gfx": lambda v: f"gfx{v}",
+    "pci": lambda v: f"0000:{v}",
+}
+_GPU_PREFIX = "AMD "
+_COMPILED = {
+    name: tuple(re.compile(p, re.MULTILINE) for p in patterns)
+    for name, patterns in _PATTERNS.items()
+}
+# Most frequent value wins for these (a log of many lines about one GPU); the others take the
+# first match of their most reliable pattern.
+_BY_COUNT = frozenset({"gfx", "pci"})
+MAX_COUNTED = 1000  # matches counted per fact, at most
+
+HINTS = {
+    "gfx": "your GPU's gfx target (`rocminfo | grep -m1 -o 'gfx[0-9a-f]*'`)",
+    "rocm_version": "your ROCm version (`cat /opt/rocm/.info/version`)",
+    "kernel": "your kernel version (`uname -r`)",
+    "pci": "the GPU's PCI address (`lspci -D -d 1002:`)",
+    "gpu": "your GPU's model (`rocminfo | grep -m1 'Marketing Name'`)",
+}
+
+
+@dataclass(frozen=True)
+class Fact:
+    name: str
+    value: str
+    line: int  # 1-based line of the first occurrence of the value
+
+
+def _first_line(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def _bounded(text: str, start: int) -> bool:
+    """No letter, digit or _ right before the match (the \b the pattern could not start with)."""
+    if start == 0 or not (text[start].isalnum() or text[start] == "_"):
+        return True  # a pattern that starts with "/" or "+" needs no boundary
+    return not (text[start - 1].isalnum() or text[start - 1] == "_")
+
+
+def _value(name: str, m: re.Match[str]) -> str:
+    raw = m.group(1).strip()
+    if name in _VALUE:
+        return _VALUE[name](raw)
+    if name == "gpu" and not raw.startswith(("AMD", "Radeon")):
+        return _GPU_PREFIX + raw
+    return raw
+
+
+def _best(text: str, name: str) -> tuple[str, int] | None:
+    for regex in _COMPILED[name]:
+        counts: Counter[str] = Counter()
+        first: dict[str, int] = {}
+        for m in regex.finditer(text):
+            if not _bounded(text, m.start()):
+                continue
+            value = _value(name, m)
+            counts[value] += 1
+            first.setdefault(value, m.start())
+            if name not in _BY_COUNT or sum(counts.values()) >= MAX_COUNTED:
+                break
+        if counts:
+            value = max(counts, key=lambda v: (counts[v], -first[v]))
+            return value, first[value]
+    return None
+
+
+def extract(text: str, names: Iterable[str] = tuple(_PATTERNS)) -> list[Fact]:
+    """The facts found in `text` (each at most once), in a fixed order."""
+    facts = []
+    for name in names:
+        found = _best(text, name)
+        if found is not None:
+            value, pos = found
+            facts.append(Fact(name, value, _first_line(text, pos)))
+    return facts
+
+
+def hint(name: str) -> str:
+    """What to write where a placeholder has no value: how to get it."""
+    return HINTS.get(name, f"the {name.replace('_', ' ')} shown in your log")
