@@ -147,17 +147,6 @@ _AMDGPU_RAS = (
     "ls -d /sys/class/drm/card[0-9]*/device/ras >/dev/null 2>&1 || exit 127"
 )
 
-# BIOS and system model: /sys/class/dmi/id needs no root (dmidecode does); each value is cut to
-# 200 bytes. No such directory (a container, a non-x86 board): exit 127, recorded as missing.
-_DMI = (
-    "[ -d /sys/class/dmi/id ] || { echo /sys/class/dmi/id: absent >&2; exit 127; }; "
-    "for f in bios_vendor bios_version bios_date sys_vendor product_name board_vendor "
-    "board_name; do "
-    '[ -r "/sys/class/dmi/id/$f" ] && printf \'%s %s\\n\' "$f" '
-    '"$(head -c 200 "/sys/class/dmi/id/$f" | head -n 1)"; '
-    "done; exit 0"
-)
-
 _PACKAGES = (
     "if command -v dpkg-query >/dev/null 2>&1; then "
     "dpkg-query -W -f='${Package} ${Version} ${db:Status-Abbrev}\\n' 2>/dev/null; "
@@ -277,26 +266,6 @@ def build_probes(*, gpu_user: str = "", python: str = "python3") -> tuple[Probe,
             profile="full",
         ),
         Probe("amdgpu-ras", "amdgpu RAS sysfs: features, error counts, bad pages", _AMDGPU_RAS),
-        Probe(
-            "amd-smi-firmware",
-            "amd-smi firmware versions per GPU (PMFW, PSP SOS, MEC ...)",
-            _need_tool("amd-smi", "amd-smi firmware --json"),
-            timeout=60,
-            profile="full",
-        ),
-        Probe(
-            "rocm-smi-firmware",
-            "rocm-smi firmware, VBIOS and driver versions",
-            _need_tool("rocm-smi", "rocm-smi --showfwinfo --showvbios --showdriverversion --json"),
-            timeout=60,
-            profile="full",
-        ),
-        Probe("dmi", "BIOS and system model from /sys/class/dmi/id (any user)", _DMI),
-        Probe(
-            "amdgpu-version",
-            "version of the loaded amdgpu module (DKMS builds)",
-            _read_file("/sys/module/amdgpu/version"),
-        ),
         Probe(
             "dmesg",
             "kernel log (dmesg, or journalctl -k)",

@@ -326,3 +326,15 @@ def test_table_of_a_fleet_is_a_summary_unless_all_hosts(fleet: Path) -> None:
     assert full.stdout.count("passed,") == 8
     few = rocmprov("audit", "--bundle", str(fleet / "gpu000"), "--bundle", str(fleet / "gpu001"))
     assert few.stdout.count("passed,") == 2 and "Hosts with problems" not in few.stdout
+
+
+def test_version_probes_exist_once_and_are_bounded() -> None:
+    from rocmprov.probes import PROBE_IDS, build_probes, for_profile
+
+    assert len(set(PROBE_IDS)) == len(PROBE_IDS)
+    probes = {p.id: p for p in build_probes()}
+    for pid in ("amd-smi-firmware", "rocm-smi-firmware", "dmi", "amdgpu-version"):
+        assert probes[pid].timeout <= 60
+    _, left_out = for_profile(tuple(probes.values()), "quick")
+    assert {"amd-smi-firmware", "rocm-smi-firmware"} <= set(left_out)  # SMI CLIs: full only
+    assert not {"dmi", "amdgpu-version"} & set(left_out)  # two file reads: quick too
