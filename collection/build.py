@@ -32,7 +32,7 @@ ROLE_REF = re.compile(r"^(\s*(?:-\s*)?role:\s*)(rocmprov_\w+)(\s*(?:#.*)?)$", re
 FILTER_REF = re.compile(r"\|(\s*)" + FILTER + r"\b")
 # What must not remain after the rewrite.
 LEFTOVERS = (
-    re.compile(r"^\s*(?:-\s*)?role:\s*rocmprov_\w+", re.M),
+    re.compile(r"\brole:\s*rocmprov_\w+"),
     re.compile(r"\|\s*" + FILTER + r"\b"),
 )
 # Collection sources kept under collection/ (the rest of the collection comes from playbooks/).
