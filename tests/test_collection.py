@@ -268,15 +268,23 @@ def test_ansible_doc_documents_the_modules_roles_and_filter(installed: Path) -> 
 def test_fqcn_playbooks_parse_from_the_installed_collection(
     installed: Path, tmp_path: Path
 ) -> None:
+    """The collection's playbooks by FQCN, and the AWX project's files that import them."""
     inv = tmp_path / "inv.ini"
     inv.write_text("[lab]\nh1 ansible_host=192.0.2.1\n")
-    for book in ("site", "audit", "node"):
+    awx = sorted((REPO / "collection/awx").glob("*.yml"))
+    assert [p.stem for p in awx] == ["audit", "node", "site"]
+    for book in [f"{FQ}.site", f"{FQ}.audit", f"{FQ}.node", *map(str, awx)]:
         cp = run(
-            [str(BIN / "ansible-playbook"), "-i", str(inv), "--syntax-check", f"{FQ}.{book}"],
+            [str(BIN / "ansible-playbook"), "-i", str(inv), "--list-tasks", book],
             env=ansible_env(installed),
             cwd=tmp_path,
         )
         assert cp.returncode == 0, f"{book}: {cp.stdout[-1500:]} {cp.stderr[-1500:]}"
+        assert "tasks:" in cp.stdout, book
+        if book.endswith("site") or book.endswith("site.yml"):
+            assert f"{FQ}.rocmprov_release : Pick the release for this host" in cp.stdout
+    reqs = yaml.safe_load((REPO / "collection/awx/collections/requirements.yml").read_text())
+    assert reqs["collections"][0]["name"] == FQ
 
 
 def playbook(
