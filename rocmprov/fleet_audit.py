@@ -156,13 +156,16 @@ def _known_name(result: HostUnreachable, spec_name: str, hostvars: Mapping[str, 
 
 
 def audit_inventory(args: argparse.Namespace, cli_vars: Mapping[str, Any]) -> AuditResult:
+    from rocmprov.fleet_checks import Checker
+
     hosts = _hosts(args)
     order = {h.name: i for i, h in enumerate(hosts)}
     start = time.monotonic()
-    reports = []
-    for spec, result in _stream(args, hosts):
-        hostvars = {**spec.vars, **cli_vars}
-        reports.append(host_report(spec.name, result, hostvars, time.monotonic() - start))
+    with Checker(len(hosts), host_report) as checker:  # the checks beside the SSH threads
+        for spec, result in _stream(args, hosts):
+            hostvars = {**spec.vars, **cli_vars}
+            checker.submit(spec.name, result, hostvars, time.monotonic() - start)
+        reports = checker.reports()
     reports.sort(key=lambda r: order.get(r.host, 0))
     return AuditResult(tuple(reports))
 

@@ -54,18 +54,46 @@ class KnownHosts:
         self.path = (path or USER_KNOWN_HOSTS).expanduser()
         self._lock = threading.Lock()
         self._entries: list[_KnownKey] = []
+        # an index, so a lookup costs the same with 2 or 20,000 entries (a fleet's file): plain
+        # names by lower-cased name; wildcard, negated and hashed entries are scanned in order
+        self._by_name: dict[str, list[int]] = {}
+        self._scanned: list[int] = []
+        self._revoked: set[bytes] = set()
         for source in (self.path, system):
             if source is not None:
-                self._entries.extend(_read_known_hosts(source))
+                for entry in _read_known_hosts(source):
+                    self._append(entry)
+
+    def _append(self, entry: _KnownKey) -> None:
+        index = len(self._entries)
+        self._entries.append(entry)
+        if entry.marker == "@revoked":
+            self._revoked.add(entry.blob)
+        if entry.marker:
+            return
+        if all(_plain(p) for p in entry.patterns):
+            for name in {p.lower() for p in entry.patterns}:
+                self._by_name.setdefault(name, []).append(index)
+        else:
+            self._scanned.append(index)
+
+    def _for_name(self, name: str) -> list[_KnownKey]:
+        """The unmarked entries whose patterns match `name`, in file order."""
+        with self._lock:
+            hits = list(self._by_name.get(name.lower(), ()))
+            scanned = list(self._scanned)
+            entries = self._entries
+        hits += [i for i in scanned if _host_matches(entries[i].patterns, name)]
+        return [entries[i] for i in sorted(hits)]
 
     def verify(self, name: str, key: paramiko.PKey) -> str:
         """One of known, unknown, changed, revoked: `key` as offered by host `name`."""
         blob = key.asbytes()
         with self._lock:
-            entries = list(self._entries)
-        if any(e.marker == "@revoked" and e.blob == blob for e in entries):
+            revoked = blob in self._revoked
+        if revoked:
             return "revoked"
-        mine = [e for e in entries if not e.marker and _host_matches(e.patterns, name)]
+        mine = self._for_name(name)
         if not mine:
             return "unknown"
         if any(e.keytype == key.get_name() and e.blob == blob for e in mine):
@@ -74,11 +102,9 @@ class KnownHosts:
 
     def key_types(self, name: str) -> list[str]:
         """Key types known for `name`, to ask the server for those first (as OpenSSH does)."""
-        with self._lock:
-            entries = list(self._entries)
         types: list[str] = []
-        for e in entries:
-            if not e.marker and _host_matches(e.patterns, name) and e.keytype not in types:
+        for e in self._for_name(name):
+            if e.keytype not in types:
                 types.append(e.keytype)
         return types
 
@@ -94,7 +120,7 @@ class KnownHosts:
                 os.write(fd, line.encode())
             finally:
                 os.close(fd)
-            self._entries.append(entry)
+            self._append(entry)
 
 
 def _read_known_hosts(path: Path) -> list[_KnownKey]:
@@ -118,6 +144,11 @@ def _read_known_hosts(path: Path) -> list[_KnownKey]:
             continue
         entries.append(_KnownKey(marker, tuple(fields[0].split(",")), fields[1], blob))
     return entries
+
+
+def _plain(pattern: str) -> bool:
+    """A literal name: no wildcard, negation or hash (matched by equality, any case)."""
+    return not (pattern.startswith(("!", "|")) or "*" in pattern or "?" in pattern)
 
 
 def _host_matches(patterns: tuple[str, ...], name: str) -> bool:

@@ -1,0 +1,91 @@
+"""The checks in a worker process (rocmprov.fleet_checks): the same reports as in-process, in
+submit order, with a bounded number of bundles waiting, and in-process again when the worker
+dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from rocmprov import fleet_checks
+from rocmprov.collect.bundle import read_bundle
+from rocmprov.fleet_audit import host_report
+from rocmprov.fleet_checks import Checker
+from rocmprov.transport.base import FailureClass, HostUnreachable
+
+BUNDLE = Path(__file__).parent / "data" / "h200-vm-bundle-2026-12-01.tar.gz"
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    return read_bundle(BUNDLE)
+
+
+def _inputs(bundle, n: int) -> list:
+    from dataclasses import replace
+
+    out = []
+    for i in range(n):
+        if i % 7 == 3:
+            out.append((f"h{i}", HostUnreachable(f"h{i}", FailureClass.REFUSED, "refused"), {}))
+        else:
+            hostvars = {"rocmprov_expected_gpu_count": 8} if i % 5 == 0 else {}
+            out.append((f"h{i}", replace(bundle, host=f"h{i}"), hostvars))
+    return out
+
+
+def _run(checker: Checker, inputs: list) -> list:
+    with checker:
+        for name, result, hostvars in inputs:
+            checker.submit(name, result, hostvars, 1.5)
+        return checker.reports()
+
+
+def _plain(reports: list) -> list:
+    return [(r.host, r.status, r.severity, r.findings, r.facts, r.inventory) for r in reports]
+
+
+def test_worker_gives_the_same_reports_in_order(bundle) -> None:
+    inputs = _inputs(bundle, 40)
+    inline = _run(Checker(1, host_report), inputs)  # below MIN_HOSTS: in this process
+    checker = Checker(40, host_report, max_pending=3)
+    assert checker._pool is not None  # the worker really ran
+    worker = _run(checker, inputs)
+    assert [r.host for r in worker] == [f"h{i}" for i in range(40)]
+    assert _plain(worker) == _plain(inline)
+    assert any(r.status != "audited" for r in worker)
+
+
+def test_pending_bundles_are_bounded(bundle, monkeypatch: pytest.MonkeyPatch) -> None:
+    checker = Checker(40, host_report, max_pending=2)
+    seen = []
+    real = checker._settle
+
+    def settle(index: int) -> None:
+        seen.append(len(checker._pending))
+        real(index)
+
+    monkeypatch.setattr(checker, "_settle", settle)
+    _run(checker, _inputs(bundle, 12))
+    assert seen and max(seen) <= 2
+
+
+def test_a_dead_worker_falls_back_to_in_process(bundle) -> None:
+    inputs = _inputs(bundle, 10)
+    inline = _run(Checker(1, host_report), inputs)
+    checker = Checker(40, host_report)
+    assert checker._pool is not None
+    pids = list(checker._pool._processes)
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)  # the worker this test started, by its pid
+    assert _plain(_run(checker, inputs)) == _plain(inline)
+
+
+def test_no_worker_once_threads_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fleet_checks.threading, "active_count", lambda: 3)
+    checker = Checker(100, host_report)
+    assert checker._pool is None
+    checker.close()
