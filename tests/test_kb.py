@@ -262,12 +262,34 @@ def test_malformed_entries_are_rejected_by_name(doc_patch: dict, message: str) -
         parse_table(_doc(entry))
 
 
-def test_anchor_prefers_a_rare_first_character() -> None:
-    assert derive_anchor(r"hipErrorNoBinaryForGpu: x").startswith("ErrorNoBinaryForGpu")
-    assert derive_anchor(r"(?P<l>libfoo\.so)x: No such file").endswith("No such file")
-    # may start inside a word: 'k' is rarer in logs than 'a' or 's'
-    assert derive_anchor(r"atombios stuck in loop for (?P<s>\d+)") == "k in loop for "
+def test_anchor_is_a_long_required_literal_with_a_rare_first_character() -> None:
+    from rocmprov.kb.anchors import CHAR_PERCENT, RARE
+
+    samples = {
+        r"hipErrorNoBinaryForGpu: x": "hipErrorNoBinaryForGpu: x",
+        r"(?P<l>libfoo\.so)x: No such file": "libfoo.sox: No such file",
+        r"atombios stuck in loop for (?P<s>\d+)": "atombios stuck in loop for 20",
+        r"module verification failed: signature and/or required key missing - tainting kernel":
+            "module verification failed: signature and/or required key missing - tainting kernel",
+    }  # fmt: skip
+    for regex, text in samples.items():
+        anchor = derive_anchor(regex)
+        assert anchor in text and len(anchor) >= 8, (regex, anchor)
+        assert CHAR_PERCENT.get(anchor[0], RARE) < 1.0, (regex, anchor)  # not " ", "e", "0"...
+        assert anchor != "kernel"
     assert derive_anchor(r"a|b") == ""
+
+
+def test_anchors_are_chosen_together_and_share_first_characters() -> None:
+    from rocmprov.kb.anchors import choose_anchors
+
+    runs = [["amdgpu: ring gfx timeout, signaled seq="], ["amdgpu: ring sdma0 timeout"],
+            ["Fatal error during GPU init"], ["GPU reset begin!"], ["failed to load firmware"],
+            ["Memory access fault by GPU node-"]]  # fmt: skip
+    chosen = choose_anchors(runs)
+    assert all(a in r[0] for a, r in zip(chosen, runs, strict=True))
+    alone = {choose_anchors([r])[0][0] for r in runs}
+    assert len({a[0] for a in chosen}) < len(alone)  # fewer places for the scan to stop
 
 
 @pytest.mark.parametrize("entry_id", IDS)
@@ -307,7 +329,13 @@ def test_matcher_never_raises_and_returns_well_formed_matches(text: str) -> None
     scores = [m.score for m in found]
     assert scores == sorted(scores, reverse=True)
     for m in found:
-        assert isinstance(m, Match) and m.id in TABLE.by_id
+        assert isinstance(m, Match)
+        if m.id.startswith("code."):  # a status code from the headers, no table entry
+            from rocmprov.kb.codes import load_codes
+
+            assert m.id.rsplit(".", 1)[1] in load_codes().by_name
+        else:
+            assert m.id in TABLE.by_id
         assert m.lines and all(1 <= n <= n_lines for n in m.lines)
         assert len(m.lines) == len(m.evidence) and m.count >= 1
 

@@ -133,8 +133,8 @@ def test_the_committed_file_is_what_the_generator_renders() -> None:
          "miopenStatusUnknownError", "Unknown error"),
         ("amdsmi.AmdSmiLibraryException: Error code: 32 | AMDSMI_STATUS_NOT_INIT\n",
          "AMDSMI_STATUS_NOT_INIT", "not initialized"),
-        ("hsa api call failure: HSA_STATUS_ERROR_INVALID_ISA\n",
-         "HSA_STATUS_ERROR_INVALID_ISA", "instruction set"),
+        ("hsa_executable_define failed: HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED\n",
+         "HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED", "already defined"),
         ("torch.distributed.DistBackendError: NCCL error: remote process exited or there was a "
          "network error\n",
          "ncclRemoteError", "network"),

@@ -67,6 +67,8 @@ class Codes:
     names: re.Pattern[str] = field(default=re.compile(r"(?!)"))
     hex_re: re.Pattern[str] = field(default=re.compile(r"(?!)"))
     messages: re.Pattern[str] = field(default=re.compile(r"(?!)"))
+    # literals a line must contain to be worth looking at (the matcher's scan finds them)
+    anchor_runs: tuple[tuple[str, ...], ...] = ()
 
     def __hash__(self) -> int:
         return id(self)
@@ -125,7 +127,18 @@ def parse_codes(document: Any) -> Codes:
         r"(?:HSA|hsa|ROCr|rocr)[^\n]{0,200}?\b0x0*(" + hex_values + r")\b" if hex_values else "(?!)"
     )
     messages = re.compile("|".join(sorted(message_parts, key=len, reverse=True)) or "(?!)")
-    return Codes(families, by_name, by_hex, by_message, names, hex_re, messages)
+    runs = [(p,) for p in prefixes] + [(m,) for m in by_message if _is_bare(m, by_message)]
+    runs += [(p,) for p in _LINE_MARKS]
+    return Codes(families, by_name, by_hex, by_message, names, hex_re, messages, tuple(runs))
+
+
+# what the HIP-message and HSA-hex forms need on their line (see _PREFIXED and hex_re)
+_LINE_MARKS = ("HIP error: ", "hip error: ", "ROCm error: ", "CUDA error: ",
+               "HSA ", "HSA_", "HSA:", "hsa_", "hsa ", "ROCr", "rocr")  # fmt: skip
+
+
+def _is_bare(message: str, by_message: dict[str, Code]) -> bool:
+    return by_message[message].family in _BARE_MESSAGES
 
 
 @lru_cache(maxsize=1)
@@ -147,6 +160,23 @@ def _line_of(text: str, pos: int, cache: list[int]) -> tuple[int, str]:
     start = text.rfind("\n", 0, pos) + 1
     end = text.find("\n", pos)
     return number, text[start : len(text) if end < 0 else end]
+
+
+def find_lines(
+    lines: list[tuple[int, str]], codes: Codes | None = None
+) -> tuple[list[Hit], list[str]]:
+    """`find` on the given (line number, line) pairs only: the lines the matcher's scan found a
+    code's literal on."""
+    codes = codes or load_codes()
+    hits: dict[str, Hit] = {}
+    unknown: list[str] = []
+    for number, line in sorted(lines):
+        found, names = find(line, codes)
+        for hit in found:
+            if hit.code.name not in hits:
+                hits[hit.code.name] = Hit(hit.code, number, hit.evidence, hit.how)
+        unknown += [n for n in names if n not in unknown][: max(0, 20 - len(unknown))]
+    return sorted(hits.values(), key=lambda h: (h.line, h.code.name)), unknown
 
 
 def find(text: str, codes: Codes | None = None) -> tuple[list[Hit], list[str]]:

@@ -89,6 +89,9 @@ def _value(name: str, m: re.Match[str]) -> str:
 
 
 def _best(text: str, name: str) -> tuple[str, int] | None:
+    """The value of a fact from its most reliable pattern that matches: the most frequent of
+    that pattern's values (gfx, pci) or the first. Each pattern starts with a literal, so a pass
+    over text it is absent from costs little (separate passes beat one alternation here)."""
     for regex in _COMPILED[name]:
         counts: Counter[str] = Counter()
         first: dict[str, int] = {}

@@ -25,13 +25,17 @@ from functools import lru_cache
 from typing import Any
 
 from rocmprov.kb import codes as status_codes
+from rocmprov.kb.anchors import choose_anchors
 from rocmprov.kb.context import Fact, extract, hint
 from rocmprov.kb.table import PLACEHOLDER_RE, Entry, Table, load_table
 
 KIND_WEIGHT = {"root-cause": 400, "symptom": 200, "noise": 0}
-MAX_EVIDENCE = 10  # evidence lines kept per entry (all occurrences are counted)
+MAX_EVIDENCE = 10  # evidence lines kept per entry
+MAX_COUNT = 1000  # occurrences counted per entry; past that the entry's anchors leave the scan
 MAX_LINE = 4000  # characters of a line kept as evidence and searched around a hit
 _SPAN = 8192  # how far around a hit a single-line regex looks on an enormous line
+CODE_LINE = -1  # a scan target that marks a line for the status-code look-up
+_NEVER = re.compile(r"(?!)")
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,7 @@ class Match:
             "notes": list(self.notes),
             "captures": dict(self.captures),
             "count": self.count,
+            "count_capped": self.count >= MAX_COUNT,
             "lines": list(self.lines),
             "evidence": list(self.evidence),
             "sources": list(self.sources),
@@ -86,6 +91,7 @@ class _Target:
 class _Compiled:
     scan: re.Pattern[str]
     targets: dict[str, tuple[_Target, ...]]  # anchor -> patterns it triggers (incl. prefixes)
+    anchors: tuple[str, ...] = ()
 
 
 def _trie_regex(words: list[str]) -> str:
@@ -111,16 +117,29 @@ def _trie_regex(words: list[str]) -> str:
 
 
 @lru_cache(maxsize=8)
-def _compile_table(table: Table) -> _Compiled:
+def _compile_table(table: Table, codes: status_codes.Codes | None = None) -> _Compiled:
     own: dict[str, list[_Target]] = {}
     for ei, entry in enumerate(table.entries):
         for pi, pattern in enumerate(entry.patterns):
             target = _Target(ei, pi, pattern.compiled, pattern.lines)
             own.setdefault(pattern.anchor, []).append(target)
+    if codes is not None:  # lines worth a look for status codes: their literals join the scan
+        taken = {a[0] for a in own}
+        for pi, anchor in enumerate(choose_anchors([list(r) for r in codes.anchor_runs], taken)):
+            if anchor:
+                own.setdefault(anchor, []).append(_Target(CODE_LINE, pi, _NEVER, 1))
     anchors = sorted(own)
     # the trie returns the longest anchor at a position: a hit also fires its prefixes
     targets = {a: tuple(t for b in anchors if a.startswith(b) for t in own[b]) for a in anchors}
-    return _Compiled(scan=re.compile(_trie_regex(anchors)), targets=targets)
+    return _Compiled(scan=re.compile(_trie_regex(anchors)), targets=targets, anchors=tuple(anchors))
+
+
+def _without(compiled: _Compiled, full: set[int]) -> re.Pattern[str] | None:
+    """The scan regex without the anchors whose every target belongs to a saturated entry (a
+    harmless line repeated on every other line of a log costs nothing more), or None when no
+    anchor is left."""
+    live = [a for a in compiled.anchors if any(t.entry not in full for t in compiled.targets[a])]
+    return re.compile(_trie_regex(live)) if live else None
 
 
 @dataclass
@@ -158,9 +177,14 @@ def _clip(line: str) -> str:
     return line if len(line) <= MAX_LINE else line[:MAX_LINE] + "..."
 
 
-def _scan(text: str, compiled: _Compiled) -> dict[int, _Found]:
+def _scan(
+    text: str, compiled: _Compiled, code_lines: dict[int, tuple[int, str]] | None = None
+) -> dict[int, _Found]:
+    """Entries found in `text`; lines with a status code's literal go into `code_lines`
+    (line start -> (line number, line))."""
     found: dict[int, _Found] = {}
     searched: set[tuple[int, int, int]] = set()  # (entry, pattern, line start): done once
+    full: set[int] = set()  # entries counted MAX_COUNT times: not searched any more
     search = compiled.scan.search
     line_no, counted_to = 1, 0
     hit = search(text)
@@ -169,7 +193,14 @@ def _scan(text: str, compiled: _Compiled) -> dict[int, _Found]:
         line_no += text.count("\n", counted_to, pos)
         counted_to = pos
         start, end = _line_bounds(text, pos)
-        for target in compiled.targets[hit.group()]:
+        targets = compiled.targets[hit.group()]
+        for target in targets:
+            if target.entry == CODE_LINE:
+                if code_lines is not None and start not in code_lines:
+                    code_lines[start] = (line_no, text[start:end][:MAX_LINE])
+                continue
+            if target.entry in full:
+                continue
             key = (target.entry, target.pattern, start)
             if key in searched:
                 continue
@@ -193,6 +224,13 @@ def _scan(text: str, compiled: _Compiled) -> dict[int, _Found]:
                         b = _line_bounds(text, max(m.end() - 1, m.start()))[1]
                         _record(found, target, m, first, text[a:b].split("\n"))
                         break
+            if found.get(target.entry) is not None and found[target.entry].count >= MAX_COUNT:
+                full.add(target.entry)
+                if all(t.entry in full for t in targets):
+                    narrower = _without(compiled, full)
+                    if narrower is None:
+                        return found
+                    search = narrower.search
         hit = search(text, pos + 1)
     return found
 
@@ -311,16 +349,17 @@ def analyse(
     if not isinstance(text, str):
         raise TypeError("match() takes text (str); decode bytes first")
     table = table or load_table()
-    found = _scan(text, _compile_table(table)) if text else {}
+    index = status_codes.load_codes() if codes else None
+    code_lines: dict[int, tuple[int, str]] = {}
+    found = _scan(text, _compile_table(table, index), code_lines) if text else {}
     found = _drop_superseded(table, found)
     facts = extract(text) if found or codes else []
     values = {f.name: f.value for f in facts}
     values.update({str(k): str(v) for k, v in (context or {}).items() if v is not None})
     results = [_result(table.entries[i], acc, values) for i, acc in found.items()]
     code_like: list[str] = []
-    if codes and text:
-        index = status_codes.load_codes()
-        hits, code_like = status_codes.find(text, index)
+    if index is not None and code_lines:
+        hits, code_like = status_codes.find_lines(list(code_lines.values()), index)
         explained = {n for r in results for n in r.lines}
         results += [_code_result(h, index) for h in hits if h.line not in explained]
     results.sort(key=lambda r: (-r.score, r.lines[0] if r.lines else 0, r.id))

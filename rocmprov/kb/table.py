@@ -13,12 +13,14 @@ preferring one that starts with a rare character) unless the entry names one.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
-from re import _constants as sre_constants  # type: ignore[attr-defined]
-from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
+
+from rocmprov.kb.anchors import MIN_ANCHOR, choose_anchors, derive_anchor, regex_runs
+
+__all__ = ["MIN_ANCHOR", "derive_anchor"]
 
 SCHEMA = "rocmprov.kb/1"
 CATEGORIES = (
@@ -34,7 +36,6 @@ ENTRY_KEYS = {
     "conditions", "harmless", "sources", "defaults", "supersedes",
 }  # fmt: skip
 MAX_WINDOW = 40
-MIN_ANCHOR = 4
 
 
 class TableError(ValueError):
@@ -48,6 +49,7 @@ class Pattern:
     regex: str
     anchor: str
     lines: int = 1
+    runs: tuple[str, ...] = field(default=(), compare=False)  # where the anchor may come from
 
     @property
     def compiled(self) -> re.Pattern[str]:
@@ -104,83 +106,6 @@ def _compile(regex: str, multiline: bool) -> re.Pattern[str]:
     return re.compile(regex, re.MULTILINE if multiline else 0)
 
 
-def _literal_runs(items: Any) -> list[str]:
-    """Literal substrings that every match of the parsed (sub)pattern contains."""
-    runs: list[str] = []
-    current: list[str] = []
-
-    def flush() -> None:
-        if current:
-            runs.append("".join(current))
-            current.clear()
-
-    for op, arg in items:
-        if op is sre_constants.LITERAL:
-            current.append(chr(arg))
-        elif op is sre_constants.SUBPATTERN:
-            # (?P<x>...) or (?:...) without quantifier: its literals are required, in sequence
-            _group, add_flags, del_flags, sub = arg
-            body = list(sub)
-            if add_flags or del_flags:
-                flush()
-            elif body and all(o is sre_constants.LITERAL for o, _a in body):
-                current.extend(chr(a) for _o, a in body)
-            else:
-                flush()
-                runs.extend(_literal_runs(body))
-        elif op is sre_constants.MAX_REPEAT or op is sre_constants.MIN_REPEAT:
-            low, _high, sub = arg
-            flush()
-            if low >= 1:
-                runs.extend(_literal_runs(sub))
-        elif op is sre_constants.AT:
-            continue  # ^ $ \b take no characters
-        else:
-            flush()
-    flush()
-    return runs
-
-
-# How often a character starts a scan candidate in logs, in percent (English letter frequency
-# for lower case; upper case and rare punctuation are cheap; blanks, digits and the
-# punctuation of timestamps and addresses are everywhere).
-_LOWER_FREQ = {
-    "e": 12.7, "t": 9.1, "a": 8.2, "o": 7.5, "i": 7.0, "n": 6.7, "s": 6.3, "h": 6.1,
-    "r": 6.0, "d": 4.3, "l": 4.0, "c": 2.8, "u": 2.8, "m": 2.4, "w": 2.4, "f": 2.2,
-    "g": 2.0, "y": 2.0, "p": 1.9, "b": 1.5, "v": 1.0, "k": 0.8, "j": 0.15, "x": 0.15,
-    "q": 0.1, "z": 0.07,
-}  # fmt: skip
-_COMMON = set(" \t0123456789:.-[],=")
-MIN_MID_ANCHOR = 6  # an anchor that starts inside a word is at least this long
-
-
-def _first_char_cost(ch: str) -> float:
-    """How often a character starts a scan candidate in logs (lower is rarer)."""
-    if ch.isupper():
-        return 0.5
-    if ch.islower():
-        return _LOWER_FREQ.get(ch, 1.0)
-    return 10.0 if ch in _COMMON else 1.0
-
-
-def derive_anchor(regex: str) -> str:
-    """The best required literal of `regex` for the one-pass scan: one whose first character
-    is rare in logs (the regex engine skips every other position in C), long enough to be
-    selective. It may start inside a word; matching does not care."""
-    parsed = sre_parse.parse(regex)
-    candidates: list[str] = []
-    runs = [part for run in _literal_runs(parsed) for part in run.split("\n")]
-    for run in runs:
-        for i in range(len(run)):
-            word_start = i == 0 or not run[i - 1].isalnum() or run[i].isupper()
-            need = MIN_ANCHOR if word_start else MIN_MID_ANCHOR
-            if len(run) - i >= need:
-                candidates.append(run[i:])
-    if not candidates:
-        return ""
-    return min(candidates, key=lambda c: (_first_char_cost(c[0]), -min(len(c), 24)))
-
-
 def _text(raw: dict[str, Any], key: str, where: str, required: bool = True) -> str:
     value = raw.get(key, "")
     if value is None:
@@ -210,12 +135,13 @@ def _pattern(raw: Any, where: str) -> Pattern:
         raise TableError(f"{where}: bad regex {regex!r}: {exc}") from exc
     if "(?i" in regex:
         raise TableError(f"{where}: case-insensitive patterns defeat the anchor scan")
-    anchor = raw.get("anchor") or derive_anchor(regex)
-    if not isinstance(anchor, str) or len(anchor) < MIN_ANCHOR:
+    given = raw.get("anchor")
+    if given is not None and (not isinstance(given, str) or "\n" in given):
+        raise TableError(f"{where}: an anchor is text on one line")
+    runs = [given] if given else regex_runs(regex)
+    if not any(len(run) >= MIN_ANCHOR for run in runs):
         raise TableError(f"{where}: no literal of {MIN_ANCHOR}+ characters; give 'anchor'")
-    if "\n" in anchor:
-        raise TableError(f"{where}: an anchor lies on one line")
-    return Pattern(regex=regex, anchor=anchor, lines=lines)
+    return Pattern(regex=regex, anchor="", lines=lines, runs=tuple(runs))
 
 
 def _entry(raw: Any, index: int) -> Entry:
@@ -300,6 +226,15 @@ def _raw_entries(document: Any, name: str) -> list[Any]:
     return raw_entries
 
 
+def _with_anchors(entries: list[Entry]) -> tuple[Entry, ...]:
+    """Every pattern's anchor, chosen for the whole table at once (kb/anchors.py)."""
+    anchors = iter(choose_anchors([list(p.runs) for e in entries for p in e.patterns]))
+    return tuple(
+        replace(e, patterns=tuple(replace(p, anchor=next(anchors)) for p in e.patterns))
+        for e in entries
+    )
+
+
 def parse_table(document: Any) -> Table:
     """Validate one loaded table document and build the table (pure)."""
     return parse_tables({"table": document})
@@ -308,7 +243,7 @@ def parse_table(document: Any) -> Table:
 def parse_tables(documents: dict[str, Any]) -> Table:
     """Validate the table's area documents (name -> loaded YAML) and build one table (pure)."""
     raw_entries = [raw for name, doc in documents.items() for raw in _raw_entries(doc, name)]
-    entries = tuple(_entry(raw, i) for i, raw in enumerate(raw_entries))
+    entries = _with_anchors([_entry(raw, i) for i, raw in enumerate(raw_entries)])
     by_id: dict[str, Entry] = {}
     for entry in entries:
         if entry.id in by_id:
