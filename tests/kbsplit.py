@@ -34,10 +34,15 @@ RENAMED = {
 }
 
 
+# query keys that name a thread on forum software (phpBB, FluxBB, vBulletin, SMF, Launchpad)
+_THREAD_KEYS = {"id", "t", "p", "topic", "threadid", "tid", "f", "bug", "bugid", "question"}
+
+
 def normalise(url: str) -> str:
     """One spelling per report: https, lower-case host without www., no query, fragment
     (#issuecomment-...) or trailing slash; GitHub's /pull/ and /issues/ are one report space,
-    and a renamed repository is spelled with its current name."""
+    and a renamed repository is spelled with its current name. A forum's thread parameter
+    (viewtopic.php?id=N) is kept: without it every thread would be one report."""
     parts = urlsplit(url.strip())
     host = parts.netloc.lower().removeprefix("www.")
     path = parts.path.rstrip("/")
@@ -46,7 +51,11 @@ def normalise(url: str) -> str:
         for old, new in RENAMED.items():
             if path.startswith(old):
                 path = new + path[len(old):]
-    return f"https://{host}{path}"
+    query = ""
+    if host != "github.com" and parts.query:  # forums: viewtopic.php?id=N is the thread
+        keep = [q for q in parts.query.split("&") if q.split("=", 1)[0] in _THREAD_KEYS]
+        query = "?" + "&".join(sorted(keep)) if keep else ""
+    return f"https://{host}{path}{query}"
 
 
 BEFORE_SPLIT = Path(__file__).resolve().parent / "data" / "kb-heldout" / "cited-before-split.txt"
