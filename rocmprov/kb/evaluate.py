@@ -58,7 +58,7 @@ def parse_case(name: str, raw: str) -> Case:
     fields: dict[str, str] = {}
     for line in head.splitlines():
         key, colon, value = line.partition(":")
-        if colon and key.strip() in {"source", "area", "cause", "expected"}:
+        if colon and key.strip() in {"source", "area", "cause", "expected", "missing"}:
             fields.setdefault(key.strip(), value.strip())
     missing = {"source", "area", "cause", "expected"} - set(fields)
     if missing:
