@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # MIT License (see the collection's README.md); part of rocmprov.
 """Run rocmprov's own audit on the managed node and read its JSON document.
 
@@ -9,9 +8,7 @@ is judged by exactly the code and data tables of the rocmprov release installed 
 `rocmprov audit --local --format json` and its versioned document `rocmprov.audit/1`.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import os
@@ -46,12 +43,11 @@ def audit_argv(module):
         found = module.get_bin_path(command[0], required=False, opt_dirs=EXTRA_BIN_DIRS)
         if not found:
             module.fail_json(
-                msg="%s not found on this host (PATH, %s): install rocmprov there with the "
-                "rocmprov.rocm.rocmprov_node role or set executable"
-                % (command[0], ", ".join(EXTRA_BIN_DIRS))
+                msg=f"{command[0]} not found on this host (PATH, {', '.join(EXTRA_BIN_DIRS)}): "
+                "install rocmprov there with the rocmprov.rocm.rocmprov_node role or set executable"
             )
         command[0] = found
-    argv = command + ["audit", "--local", "--format", "json", "--profile", p["profile"]]
+    argv = [*command, "audit", "--local", "--format", "json", "--profile", p["profile"]]
     for option, name in (
         ("--gpu-user", "gpu_user"),
         ("--python", "python"),
@@ -94,22 +90,20 @@ def run_audit(module):
             shutil.rmtree(scratch, ignore_errors=True)
     if rc == 124 and module.params["timeout"] > 0:
         module.fail_json(
-            msg="rocmprov audit did not finish within timeout=%d s" % (module.params["timeout"]),
+            msg=f"rocmprov audit did not finish within timeout={module.params['timeout']} s",
             rc=rc,
             cmd=argv,
         )
     doc = parse_document(out)
     if doc is None:
         module.fail_json(
-            msg="rocmprov printed no %s document (exit %d): %s"
-            % (SCHEMA, rc, (err or out).strip()[-500:]),
+            msg=f"rocmprov printed no {SCHEMA} document (exit {rc}): {(err or out).strip()[-500:]}",
             rc=rc,
             cmd=argv,
         )
     if doc.get("error") or rc not in AUDIT_EXIT_CODES:
         module.fail_json(
-            msg="rocmprov audit failed (exit %d): %s"
-            % (rc, doc.get("error") or err.strip()[-500:]),
+            msg=f"rocmprov audit failed (exit {rc}): {doc.get('error') or err.strip()[-500:]}",
             rc=rc,
             cmd=argv,
             audit=doc,
@@ -123,7 +117,7 @@ def run_with_timeout(module, argv, env):
     if timeout > 0:
         wrapper = module.get_bin_path("timeout", required=False)
         if wrapper:
-            argv = [wrapper, "--kill-after=10", str(timeout)] + argv
+            argv = [wrapper, "--kill-after=10", str(timeout), *argv]
     return module.run_command(argv, environ_update=env)
 
 

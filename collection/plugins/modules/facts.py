@@ -1,10 +1,7 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # MIT License (see the collection's README.md); part of rocmprov.
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
@@ -115,8 +112,8 @@ ansible_facts:
         gpu_metrics: []
 """
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.rocmprov.rocm.plugins.module_utils.rocmprov_cli import (
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible_collections.rocmprov.rocm.plugins.module_utils.rocmprov_cli import (  # noqa: E402
     COMMON_ARGUMENT_SPEC,
     run_audit,
     this_host,
