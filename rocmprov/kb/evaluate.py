@@ -40,6 +40,7 @@ class Figures:
     top1: int = 0
     benign: int = 0
     benign_recognised: int = 0
+    missing: int = 0  # real causes labelled `missing`: no entry had them
     misses: list[tuple[str, str, str]] = field(default_factory=list)  # (case, expected, got)
 
     @property
@@ -97,6 +98,7 @@ def evaluate(cases: list[Case], table: Table | None = None) -> Figures:
         else:
             figures.causes += 1
             figures.top1 += got == case.expected
+            figures.missing += case.expected == "missing"
         if got != case.expected:
             figures.misses.append((case.name, case.expected, got or "-"))
     return figures
