@@ -83,22 +83,26 @@ def regex_runs(regex: str) -> list[str]:
 
 
 def _options(runs: list[str]) -> list[tuple[str, bool]]:
-    """(suffix, starts at a word boundary) of the runs: PREFERRED characters or more where any
-    run allows it, else the shortest allowed (4 at a word start, 6 inside a word)."""
+    """(suffix, starts at a word boundary) of the runs, at least 4 characters at a word start
+    and 6 inside a word."""
     allowed: list[tuple[str, bool]] = []
     for run in runs:
         for i in range(len(run)):
             word_start = i == 0 or not run[i - 1].isalnum() or run[i].isupper()
             if len(run) - i >= (MIN_ANCHOR if word_start else MIN_MID_ANCHOR):
                 allowed.append((run[i:], word_start))
-    long = [o for o in allowed if len(o[0]) >= PREFERRED]
-    return long or allowed
+    return allowed
+
+
+SHORT_PENALTY = 0.5  # percent-equivalent cost of an anchor shorter than PREFERRED
 
 
 def _cost(option: tuple[str, bool], starts: set[str]) -> tuple[float, float, int]:
     anchor, word_start = option
     percent = CHAR_PERCENT.get(anchor[0], RARE)
     new = 0.0 if anchor[0] in starts else percent
+    if len(anchor) < PREFERRED:
+        new += SHORT_PENALTY
     # then: the rarer first character, a word start, the longer literal
     return new, percent + (0.0 if word_start else 1.0), -min(len(anchor), 24)
 

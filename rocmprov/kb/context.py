@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 # name -> regexes, most reliable first; group 1 is the value
@@ -79,6 +79,17 @@ def _bounded(text: str, start: int) -> bool:
     return not (text[start - 1].isalnum() or text[start - 1] == "_")
 
 
+_URL_LOOKBACK = 2048  # characters searched back for the "://" of a URL around a match
+
+
+def _in_url(text: str, start: int) -> bool:
+    """The match is part of a URL (`https://repo.radeon.com/.../gfx906/...`): a link names a
+    download or a page, not this machine's GPU or versions, so it is no context fact."""
+    lo = max(0, start - _URL_LOOKBACK)
+    token_start = max(text.rfind(c, lo, start) for c in (" ", "\t", "\n", "\"", "'", "(", "<"))
+    return "://" in text[max(lo, token_start + 1) : start]
+
+
 def _value(name: str, m: re.Match[str]) -> str:
     raw = m.group(1).strip()
     if name in _VALUE:
@@ -88,15 +99,50 @@ def _value(name: str, m: re.Match[str]) -> str:
     return raw
 
 
+def _literal_prefix(pattern: str) -> str:
+    """The literal a pattern starts with (up to its first regex operator, escapes undone)."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern) and not pattern[i + 1].isalnum():
+            out.append(pattern[i + 1])
+            i += 2
+            continue
+        if ch in ".^$*+?{}[]()|\\":
+            break
+        out.append(ch)
+        i += 1
+    if out and i < len(pattern) and pattern[i] in "*+?{":
+        out.pop()  # the last literal is quantified
+    return "".join(out)
+
+
+_PREFIXES = {name: tuple(_literal_prefix(p) for p in ps) for name, ps in _PATTERNS.items()}
+
+
+def _matches(text: str, regex: re.Pattern[str], prefix: str) -> Iterator[re.Match[str]]:
+    """regex.finditer, but found by str.find of its literal prefix (a C search that is several
+    times faster than the regex engine's own scan for a literal)."""
+    if not prefix:
+        yield from regex.finditer(text)
+        return
+    pos = text.find(prefix)
+    while pos >= 0:
+        m = regex.match(text, pos)
+        if m is not None:
+            yield m
+        pos = text.find(prefix, pos + 1)
+
+
 def _best(text: str, name: str) -> tuple[str, int] | None:
     """The value of a fact from its most reliable pattern that matches: the most frequent of
-    that pattern's values (gfx, pci) or the first. Each pattern starts with a literal, so a pass
-    over text it is absent from costs little (separate passes beat one alternation here)."""
-    for regex in _COMPILED[name]:
+    that pattern's values (gfx, pci) or the first."""
+    for regex, prefix in zip(_COMPILED[name], _PREFIXES[name], strict=True):
         counts: Counter[str] = Counter()
         first: dict[str, int] = {}
-        for m in regex.finditer(text):
-            if not _bounded(text, m.start()):
+        for m in _matches(text, regex, prefix):
+            if not _bounded(text, m.start()) or _in_url(text, m.start()):
                 continue
             value = _value(name, m)
             counts[value] += 1
