@@ -47,8 +47,10 @@ def warm_bytecode() -> None:
     """Compile rocmprov (an editable install has no .pyc) into PYCACHE, once, not timed."""
     import rocmprov
 
+    # the imported (installed) package and the checkout's, which fleet_scale/reapply run
+    dirs = sorted({str(Path(rocmprov.__file__).parent), str(REPO / "rocmprov")})
     subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(Path(rocmprov.__file__).parent)],
+        [sys.executable, "-m", "compileall", "-q", *dirs],
         env=tool_env(),
         stdout=subprocess.DEVNULL,
         check=False,
@@ -207,6 +209,7 @@ class Series:
     n: int
     samples: list[Sample] = field(default_factory=list)
     note: str = ""
+    tasks_per_host: float | None = None  # ok+changed per host in the recap (re-apply)
 
     @property
     def wall(self) -> float:
@@ -230,6 +233,7 @@ class Series:
             "rcs": [s.rc for s in self.samples],
             "samples": [asdict(s) for s in self.samples],
             "note": self.note,
+            "tasks_per_host": self.tasks_per_host,
         }
 
 

@@ -89,6 +89,15 @@ def check_recap(out: Path, n: int) -> str:
     return "" if good == n else f"{good}/{n} hosts changed=0 failed=0 in the recap"
 
 
+def tasks_per_host(out: Path) -> float | None:
+    """Mean ok+changed+skipped per host from a recap (Ansible's variants): how many tasks ran."""
+    text = out.read_text(errors="replace")
+    rows = re.findall(r"^\S+\s+:\s+ok=(\d+)\s+changed=(\d+).*?skipped=(\d+)", text, re.M)
+    if not rows:
+        return None
+    return round(sum(int(a) + int(b) for a, b, _ in rows) / len(rows), 1)
+
+
 def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
     work = tmp / f"n{n}"
     work.mkdir(parents=True, exist_ok=True)
@@ -114,12 +123,16 @@ def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
         common = ["-e", f"@{varfile}", "--skip-tags", SKIP_TAGS]
 
         def apply_argv(audit: bool) -> list[str]:
-            argv = [tool("rocmprov"), "apply", inv, "-q", "--format", "json", *common]
+            # the checkout's rocmprov and so the checkout's playbooks/ (PYTHONPATH below), the
+            # same roles the ansible-playbook variants run (an installed wheel has its own copy)
+            argv = [sys.executable, "-m", "rocmprov", "apply", inv, "-q", "--format", "json"]
+            argv += common
             return argv if audit else [*argv, "--no-audit"]
 
         def env_for(base: dict[str, str], cp: Path) -> dict[str, str]:
             return {
                 **base,
+                "PYTHONPATH": str(REPO),
                 "ANSIBLE_SSH_CONTROL_PATH_DIR": str(cp),
                 "XDG_STATE_HOME": str(work / "state"),
             }
@@ -197,6 +210,7 @@ def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
                 out = work / f"{name}-{i}.out"
                 sample = run_measured(argv, env=env, cwd=cwd, stdout=out, cp_dir=cp, timeout=1800)
                 problem = check(out, n)
+                series[name].tasks_per_host = tasks_per_host(out)
                 if problem:
                     series[name].note = f"run {i}: {problem} (rc {sample.rc})"
                     log(f"N={n} {name} run {i}: PROBLEM {problem}; see {out}")
