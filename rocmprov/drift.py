@@ -14,6 +14,7 @@ the reference, summary naming the reference (host, file or "N of M hosts").
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -71,8 +72,28 @@ def flatten(inventory: Mapping[str, Any]) -> dict[str, str]:
             seen = sorted({str(g[key]) for g in gpus if g.get(key)})
             text = ", ".join(seen) if seen else None
         if text not in (None, ""):
-            out[name] = str(text)
+            out[name] = canonical(name, str(text))
     return out
+
+
+# PSP SOS as the two tools print the same 32-bit number: amd-smi (amdsmi_get_fw_info in
+# py-interface/amdsmi_interface.py, hex_format_fw) "00.2D.00.5D", rocm-smi (showFwInfo in
+# rocm_smi.py, SOS in hex) "0x002d005d". One spelling (amd-smi's) so that a host read by either
+# tool is not drift. PM/SMC (both "%02d" per byte) and MEC (decimal) are spelled alike already.
+_HEX_WORD = re.compile(r"0x([0-9a-fA-F]{1,8})")
+
+
+def canonical(name: str, value: str) -> str:
+    """A value in the spelling drift compares (per-GPU fields: each of "a, b" on its own)."""
+    if name != "psp_sos":
+        return value
+    parts = []
+    for part in value.split(", "):
+        if m := _HEX_WORD.fullmatch(part.strip()):
+            digits = m.group(1).zfill(8).upper()
+            part = ".".join(digits[i : i + 2] for i in range(0, 8, 2))
+        parts.append(part.upper())
+    return ", ".join(sorted(set(parts)))
 
 
 def majority(flat: Mapping[str, Mapping[str, str]]) -> tuple[Baseline, dict[str, Counter]]:
@@ -163,8 +184,10 @@ def load_baseline(text: str, where: str) -> Baseline:
     """A saved baseline (`--save-baseline`) -> Baseline; anything else is a BaselineError."""
     try:
         doc = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise BaselineError(f"baseline {where}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    except (ValueError, RecursionError):  # e.g. arrays nested deeper than the parser goes
+        raise BaselineError(f"baseline {where}: not a {BASELINE_SCHEMA} document") from None
     if not isinstance(doc, dict) or doc.get("schema") != BASELINE_SCHEMA:
         raise BaselineError(f"baseline {where}: not a {BASELINE_SCHEMA} document")
     fields = doc.get("fields")
@@ -175,7 +198,7 @@ def load_baseline(text: str, where: str) -> Baseline:
     unknown = sorted(set(fields) - set(LABELS))
     if unknown:
         raise BaselineError(f"baseline {where}: unknown fields {', '.join(unknown[:5])}")
-    return Baseline(f"baseline file {where}", dict(fields))
+    return Baseline(f"baseline file {where}", {k: canonical(k, v) for k, v in fields.items()})
 
 
 def drift_columns(findings: Iterable[Finding]) -> list[str]:

@@ -176,7 +176,7 @@ def _check_drift_args(args: argparse.Namespace) -> Baseline | None:
     if args.save_baseline is not None:
         from rocmprov.report.output import check_target
 
-        check_target(args.save_baseline)
+        check_target(args.save_baseline, "--save-baseline")
     if not args.baseline:
         return None
     path = Path(args.baseline)

@@ -86,7 +86,7 @@ def _in_url(text: str, start: int) -> bool:
     """The match is part of a URL (`https://repo.radeon.com/.../gfx906/...`): a link names a
     download or a page, not this machine's GPU or versions, so it is no context fact."""
     lo = max(0, start - _URL_LOOKBACK)
-    token_start = max(text.rfind(c, lo, start) for c in (" ", "\t", "\n", "\"", "'", "(", "<"))
+    token_start = max(text.rfind(c, lo, start) for c in (" ", "\t", "\n", '"', "'", "(", "<"))
     return "://" in text[max(lo, token_start + 1) : start]
 
 

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rocmprov.drift import CHECK as DRIFT
-from rocmprov.model import AuditResult, HostReport, Severity
+from rocmprov.model import AuditResult, FleetGroup, HostReport, Severity
 from rocmprov.report.safe import printable
 
 FLEET_SUMMARY_HOSTS = 5  # more hosts than this: the summary instead of every host's table
@@ -39,17 +39,19 @@ def render(console: Console, result: AuditResult) -> None:
         line.append(f"{sev.value} {per.get(sev, 0)}  ", style=STYLE[sev])
     console.print(line)
 
-    groups = [g for g in result.groups() if not g.check.startswith(DRIFT + ".")]
+    groups = failing_checks(result)
     checks = Table(title="Checks that fail", title_justify="left")
     for col in ("hosts", "severity", "check", "problem"):
         checks.add_column(col, overflow="fold")
-    for g in groups:
+    for g in groups[:MAX_PROBLEM_ROWS]:
         checks.add_row(
             str(len(g.hosts)),
             Text(g.severity.value, style=STYLE[g.severity]),
             Text(printable(g.check, one_line=True)),
             Text(printable(g.summary)),
         )
+    if len(groups) > MAX_PROBLEM_ROWS:
+        checks.add_row(f"... {len(groups) - MAX_PROBLEM_ROWS} more", "", "", "")
     if not groups:
         checks.add_row(str(len(hosts)), Text("ok", style="green"), "", "no failing check")
     console.print(checks)
@@ -73,6 +75,27 @@ def render(console: Console, result: AuditResult) -> None:
     console.print(table)
 
 
+def failing_checks(result: AuditResult) -> list[FleetGroup]:
+    """One row per check and severity (not per summary: "GPU 3: 17 correctable ECC errors"
+    differs on every host, and 1,000 hosts would give thousands of rows). The row shows the
+    most common summary and how many other wordings it stands for."""
+    rows: dict[tuple[str, Severity], tuple[list[str], Counter[str]]] = {}
+    for g in result.groups():
+        if g.check.startswith(DRIFT + "."):
+            continue
+        hosts, summaries = rows.setdefault((g.check, g.severity), ([], Counter()))
+        hosts.extend(g.hosts)
+        summaries[g.summary] += len(g.hosts)
+    out = []
+    for (check, sev), (hosts, summaries) in rows.items():
+        summary = summaries.most_common(1)[0][0]
+        if len(summaries) > 1:
+            summary += f" (and {len(summaries) - 1} other finding(s) of this check)"
+        out.append(FleetGroup(check, sev, summary, tuple(dict.fromkeys(hosts))))
+    out.sort(key=lambda g: (-g.severity.rank, -len(g.hosts), g.check))
+    return out
+
+
 def _drift(console: Console, result: AuditResult) -> None:
     rows: dict[tuple[str, str, str], list[str]] = {}
     for h in result.hosts:
@@ -84,7 +107,8 @@ def _drift(console: Console, result: AuditResult) -> None:
     table = Table(title="Drift", title_justify="left")
     for col in ("hosts", "field", "value", "reference", "which hosts"):
         table.add_column(col, overflow="fold")
-    for (check, actual, expected), names in sorted(rows.items(), key=lambda x: -len(x[1])):
+    ordered = sorted(rows.items(), key=lambda x: -len(x[1]))
+    for (check, actual, expected), names in ordered[:MAX_PROBLEM_ROWS]:
         shown = ", ".join(names[:8]) + (f" (+{len(names) - 8})" if len(names) > 8 else "")
         table.add_row(
             str(len(names)),
@@ -93,6 +117,8 @@ def _drift(console: Console, result: AuditResult) -> None:
             Text(printable(expected, one_line=True)),
             Text(printable(shown, one_line=True)),
         )
+    if len(ordered) > MAX_PROBLEM_ROWS:
+        table.add_row(f"... {len(ordered) - MAX_PROBLEM_ROWS} more", "", "", "", "")
     console.print(table)
 
 

@@ -17,19 +17,20 @@ from rocmprov.exitcodes import UsageError
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
-def check_target(path: Path) -> None:
-    """Refuse before any work: a FILE whose directory is missing, or that is a directory."""
+def check_target(path: Path, flag: str = "--output") -> None:
+    """Refuse before any work: a FILE whose directory is missing, or that is a directory (the
+    message names the option that gave it)."""
     parent = path.parent if str(path.parent) else Path(".")
     if not path.name or path.name in (".", ".."):
-        raise UsageError(f"--output {path}: not a file name")
+        raise UsageError(f"{flag} {path}: not a file name")
     if not parent.is_dir():
-        raise UsageError(f"--output {path}: directory {parent} does not exist")
+        raise UsageError(f"{flag} {path}: directory {parent} does not exist")
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return
     if stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"--output {path}: is a directory")
+        raise UsageError(f"{flag} {path}: is a directory")
 
 
 def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:

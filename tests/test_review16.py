@@ -1,0 +1,121 @@
+"""Regressions found by a hostile second read of issue 16 (health, drift, fleet report) and the
+explain engine: each test failed before its fix."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from rocmprov.drift import BaselineError, drift_findings, flatten, load_baseline
+from rocmprov.kb.context import extract
+from rocmprov.model import AuditResult, Finding, HostReport, Severity
+from rocmprov.report import table
+from tests.helpers import assert_one_line_error, rocmprov
+
+BUNDLE = Path(__file__).parent / "data" / "h200-vm-bundle-2026-12-01.tar.gz"
+
+
+# --- explain: a gfx target inside a URL is not this machine's GPU ---------------------------
+
+
+def test_gfx_in_a_url_is_no_context_fact() -> None:
+    text = (
+        "downloaded https://repo.radeon.com/rocm/apt/6.1.3/pool/gfx906/x.deb\n"
+        "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\n"
+    )
+    assert [f for f in extract(text) if f.name == "gfx"] == []
+    # a plain mention on another line still counts, also next to a URL on the same line
+    facts = {f.name: f.value for f in extract(text + "Name: gfx1100 (see https://x.org/a)\n")}
+    assert facts["gfx"] == "gfx1100"
+
+
+# --- drift: the same PSP SOS version as amd-smi and rocm-smi spell it -------------------------
+
+
+def _inventory(sos: str) -> dict:
+    return {"host": {"os": "ubuntu 22.04"}, "gpus": [{"gpu": 0, "psp_sos": sos}]}
+
+
+def test_psp_sos_spelled_by_amd_smi_and_rocm_smi_is_not_drift() -> None:
+    # amd-smi: hex bytes joined by dots, upper case; rocm-smi: 0x%08x (sources in drift.py)
+    flat = {
+        "a": flatten(_inventory("00.2D.00.5D")),
+        "b": flatten(_inventory("0x002d005d")),
+        "c": flatten(_inventory("00.2D.00.5D")),
+    }
+    found = drift_findings(flat)
+    assert all(f.severity is Severity.OK for fs in found.values() for f in fs), found
+    # a real difference still shows
+    flat["b"] = flatten(_inventory("0x002d005e"))
+    bad = [f for f in drift_findings(flat)["b"] if f.severity is Severity.WARNING]
+    assert [f.check for f in bad] == ["fleet.drift.psp_sos"]
+    from rocmprov.drift import canonical
+
+    assert canonical("mec", "0x1") == "0x1"  # other fields keep the tool's spelling
+
+
+# --- --baseline: bad input is exit 64 in one line, --save-baseline named in its own errors ---
+
+
+def test_deeply_nested_baseline_is_a_baseline_error() -> None:
+    try:
+        load_baseline("[" * 100_000, "deep.json")
+    except BaselineError as exc:
+        assert "deep.json" in str(exc)
+    else:
+        raise AssertionError("no BaselineError")
+
+
+def test_cli_deep_baseline_exit_64_nothing_written(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    saved = tmp_path / "saved.json"
+    run = rocmprov(
+        "audit", "--bundle", str(BUNDLE), "--baseline", str(deep), "--save-baseline", str(saved)
+    )
+    assert run.rc == 64, run.stderr
+    assert_one_line_error(run)
+    assert not saved.exists()
+
+
+def test_save_baseline_error_names_save_baseline() -> None:
+    run = rocmprov("audit", "--bundle", str(BUNDLE), "--save-baseline", "/nonexistent-dir/b.json")
+    assert run.rc == 64
+    assert_one_line_error(run)
+    assert "--save-baseline /nonexistent-dir/b.json" in run.stderr
+    assert "--output" not in run.stderr
+
+
+# --- the terminal summary of a large fleet stays bounded -----------------------------------
+
+
+def test_fleet_summary_of_1000_hosts_with_distinct_summaries_is_bounded() -> None:
+    hosts = []
+    for i in range(1000):
+        findings = tuple(
+            Finding(
+                "gpu.ecc.correctable",
+                Severity.WARNING,
+                f"GPU {g}: {i * 8 + g + 1} correctable ECC error(s)",
+                subject=f"gpu{g}",
+            )
+            for g in range(8)
+        )
+        hosts.append(HostReport(f"host{i:04d}", findings))
+    buf = io.StringIO()
+    table.render(AuditResult(tuple(hosts)), buf)
+    out = buf.getvalue()
+    assert out.count("\n") < 400, out.count("\n")
+    # the one failing check is one row, counting every host
+    row = next(line for line in out.splitlines() if "gpu.ecc.correctable" in line)
+    assert "1000" in row
+    assert "other finding(s)" in out
+
+
+def test_json_error_document_of_bad_baseline(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    run = rocmprov("audit", "--bundle", str(BUNDLE), "--baseline", str(deep), "--format", "json")
+    assert run.rc == 64
+    assert json.loads(run.stdout)["exit_code"] == 64
