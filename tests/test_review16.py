@@ -11,6 +11,7 @@ from rocmprov.drift import BaselineError, drift_findings, flatten, load_baseline
 from rocmprov.kb.context import extract
 from rocmprov.model import AuditResult, Finding, HostReport, Severity
 from rocmprov.report import table
+from rocmprov.transport.base import CommandResult
 from tests.helpers import assert_one_line_error, rocmprov
 
 BUNDLE = Path(__file__).parent / "data" / "h200-vm-bundle-2026-12-01.tar.gz"
@@ -119,3 +120,42 @@ def test_json_error_document_of_bad_baseline(tmp_path: Path) -> None:
     run = rocmprov("audit", "--bundle", str(BUNDLE), "--baseline", str(deep), "--format", "json")
     assert run.rc == 64
     assert json.loads(run.stdout)["exit_code"] == 64
+
+
+# --- verify --level 2: a tool stopped at its time limit is not judged a pass ----------------
+
+
+class _FakeHost:
+    """rvs present, the others absent; the rvs run printed a passing line, then was killed."""
+
+    host = "fake"
+
+    def __init__(self, stdout: str, exit_status: int) -> None:
+        self.stdout, self.exit_status = stdout, exit_status
+
+    def run(self, command: str, timeout: float = 0) -> CommandResult:
+        if command.startswith("command -v"):
+            found = "rvs" in command
+            return CommandResult(0 if found else 127, "/opt/rocm/bin/rvs\n" if found else "", "", 0)
+        if "gst_single.conf" in command:
+            # the runner's shell prints the tool's exit status so (rocmprov/active/runner.py)
+            return CommandResult(0, self.stdout, f"rocmprov-exit: {self.exit_status}\n", 0)
+        return CommandResult(0, "", "", 0)
+
+
+def _rvs_pass_text() -> str:
+    from tests.fixtureload import FIXTURES, load
+
+    return load(FIXTURES / "active" / "rvs-gst-met-true-userguide.txt").text
+
+
+def test_rvs_killed_at_its_time_limit_is_unknown_not_ok() -> None:
+    from rocmprov.active.runner import run_active
+
+    text = _rvs_pass_text()
+    finished = {r.tool: r for r in run_active(_FakeHost(text, 0)).results}
+    assert finished["rvs"].severity is Severity.OK  # the fixture is a pass
+    killed = {r.tool: r for r in run_active(_FakeHost(text, 124)).results}
+    assert killed["rvs"].severity is Severity.UNKNOWN
+    assert "did not finish" in killed["rvs"].summary
+    assert killed["transferbench"].severity is Severity.SKIPPED

@@ -13,7 +13,7 @@ from rocmprov.active.rccl_tests import parse_rccl_tests
 from rocmprov.active.rvs import parse_rvs, parse_rvs_summary
 from rocmprov.active.transferbench import parse_transferbench
 from rocmprov.model import Severity, worst
-from rocmprov.transport.base import Transport
+from rocmprov.transport.base import CommandResult, Transport
 
 OUTPUT_CAP = 1 << 20  # bytes of a tool's output kept
 TIME = {"rvs": 300, "transferbench": 120, "rccl-tests": 180}  # seconds each tool may run
@@ -57,7 +57,35 @@ def _find(transport: Transport, tool: str) -> str:
 
 
 def _bounded(binary: str, args: str, seconds: int) -> str:
-    return f"timeout -k 10 {seconds} {shlex.quote(binary)} {args} 2>&1 | head -c {OUTPUT_CAP}"
+    """The tool under timeout(1), its output capped; its exit status goes to stderr as
+    `rocmprov-exit: N` (the pipe into head would hide it), so that a run killed at its time
+    limit is never judged on the partial output it left."""
+    run = f"timeout -k 10 {seconds} {shlex.quote(binary)} {args} 2>&1"
+    return f'{{ {run}; echo "{EXIT_MARK} $?" >&2; }} | head -c {OUTPUT_CAP}'
+
+
+EXIT_MARK = "rocmprov-exit:"
+_KILLED = {124, 137}  # timeout(1): limit reached; 128+9: killed after the -k grace period
+
+
+def _killed(tool: str, res: CommandResult, result: ActiveResult) -> ActiveResult:
+    """UNKNOWN instead of a pass when the tool ran out of time (a failure it printed stands)."""
+    codes = [
+        int(line.split()[-1])
+        for line in res.stderr.splitlines()
+        if line.startswith(EXIT_MARK) and line.split()[-1].isdigit()
+    ]
+    if not codes or codes[-1] not in _KILLED or result.severity.rank > Severity.UNKNOWN.rank:
+        return result
+    return ActiveResult(
+        tool,
+        Severity.UNKNOWN,
+        f"{tool} did not finish within {TIME[tool]} s and was stopped; its partial output is "
+        "not a pass",
+        actual=f"stopped at {TIME[tool]} s",
+        expected="a complete run",
+        ref=result.ref,
+    )
 
 
 def _product(transport: Transport) -> str:
@@ -93,7 +121,9 @@ def run_active(transport: Transport) -> ActiveReport:
         script += "echo 'no gst_single.conf' >&2; exit 127"
         res = transport.run(script, timeout=TIME["rvs"] + 30)
         results.append(
-            judge.judge_rvs(parse_rvs(res.stdout), parse_rvs_summary(res.stdout))
+            _killed(
+                "rvs", res, judge.judge_rvs(parse_rvs(res.stdout), parse_rvs_summary(res.stdout))
+            )
             if res.rc != 127
             else ActiveResult("rvs", Severity.UNKNOWN, "rvs found but no gst_single.conf")
         )
@@ -104,7 +134,8 @@ def run_active(transport: Transport) -> ActiveReport:
         res = transport.run(
             _bounded(tb, "p2p", TIME["transferbench"]), timeout=TIME["transferbench"] + 30
         )
-        results.append(judge.judge_transferbench(parse_transferbench(res.stdout), product))
+        judged = judge.judge_transferbench(parse_transferbench(res.stdout), product)
+        results.append(_killed("transferbench", res, judged))
     rccl = _find(transport, "rccl-tests")
     if not rccl:
         results.append(judge.absent("rccl-tests"))
@@ -114,5 +145,7 @@ def run_active(transport: Transport) -> ActiveReport:
         res = transport.run(
             _bounded(rccl, args, TIME["rccl-tests"]), timeout=TIME["rccl-tests"] + 30
         )
-        results.append(judge.judge_rccl(parse_rccl_tests(res.stdout), product))
+        results.append(
+            _killed("rccl-tests", res, judge.judge_rccl(parse_rccl_tests(res.stdout), product))
+        )
     return ActiveReport(transport.host, product, tuple(results))
