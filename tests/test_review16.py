@@ -159,3 +159,17 @@ def test_rvs_killed_at_its_time_limit_is_unknown_not_ok() -> None:
     assert killed["rvs"].severity is Severity.UNKNOWN
     assert "did not finish" in killed["rvs"].summary
     assert killed["transferbench"].severity is Severity.SKIPPED
+
+
+# --- health: an amd-smi bad-pages call that printed no JSON says nothing about the pages -----
+
+
+def test_bad_pages_error_text_is_not_zero_retired_pages() -> None:
+    from rocmprov.parse.amdsmi_health import parse_amd_smi_bad_pages
+
+    # synthetic: any non-JSON answer to `amd-smi bad-pages --json 2>&1` (an error message)
+    assert parse_amd_smi_bad_pages("amd-smi: error: something went wrong\n") == []
+    # the JSON form still counts (upper-case keys too)
+    doc = '[{"gpu": 0, "RETIRED": [{"page_address": "0x1"}], "pending": "No bad pages found."}]'
+    (pages,) = parse_amd_smi_bad_pages(doc)
+    assert (pages.index, pages.retired, pages.pending) == (0, 1, 0)

@@ -301,9 +301,14 @@ def parse_xgmi(text: str) -> list[GpuHealth]:
 
 def parse_amd_smi_bad_pages(text: str) -> list[BadPages]:
     """`amd-smi bad-pages --json`: per GPU "retired"/"pending"/"un_res" lists of pages, or a
-    message string when there are none; `status` of each page where given."""
+    message string when there are none; `status` of each page where given. Only JSON: the probe
+    asks for it, so anything else is an error message (an older amd-smi, a failed call), which
+    says nothing about the pages ([] = not reported; never "0 retired")."""
+    data = load_json(text)
+    if data is None:
+        return []
     out = []
-    for pos, g in enumerate(amd_smi_docs(text)):
+    for pos, g in enumerate(_lower(d) for d in amd_smi_gpus(data)):
         index = g.get("gpu") if isinstance(g.get("gpu"), int) else pos
         counts = {"retired": 0, "pending": 0, "un_res": 0}
         for key in counts:
