@@ -43,6 +43,7 @@ _VALUE = {
     "pci": lambda v: f"0000:{v}",
 }
 _GPU_PREFIX = "AMD "
+FACTS = tuple(_PATTERNS)  # the facts looked for, in a fixed order
 _COMPILED = {
     name: tuple(re.compile(p, re.MULTILINE) for p in patterns)
     for name, patterns in _PATTERNS.items()

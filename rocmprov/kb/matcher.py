@@ -26,7 +26,7 @@ from typing import Any
 
 from rocmprov.kb import codes as status_codes
 from rocmprov.kb.anchors import choose_anchors
-from rocmprov.kb.context import Fact, extract, hint
+from rocmprov.kb.context import FACTS, Fact, extract, hint
 from rocmprov.kb.table import PLACEHOLDER_RE, Entry, Table, load_table
 
 KIND_WEIGHT = {"root-cause": 400, "symptom": 200, "noise": 0}
@@ -87,7 +87,7 @@ class _Target:
     lines: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity (it is cached, and keys a cache)
 class _Compiled:
     scan: re.Pattern[str]
     targets: dict[str, tuple[_Target, ...]]  # anchor -> patterns it triggers (incl. prefixes)
@@ -135,6 +135,11 @@ def _compile_table(table: Table, codes: status_codes.Codes | None = None) -> _Co
 
 
 def _without(compiled: _Compiled, full: set[int]) -> re.Pattern[str] | None:
+    return _narrower(compiled, frozenset(full))
+
+
+@lru_cache(maxsize=32)
+def _narrower(compiled: _Compiled, full: frozenset[int]) -> re.Pattern[str] | None:
     """The scan regex without the anchors whose every target belongs to a saturated entry (a
     harmless line repeated on every other line of a log costs nothing more), or None when no
     anchor is left."""
@@ -290,6 +295,18 @@ def _result(entry: Entry, acc: _Found, context: Mapping[str, str]) -> Match:
     )
 
 
+def _needed(table: Table, found: dict[int, _Found]) -> list[str]:
+    """The facts the matched entries use (placeholders, conditions): only those are looked for
+    in the whole text (each is one more pass over it)."""
+    names: set[str] = set()
+    for i in found:
+        entry = table.entries[i]
+        for text in (entry.cause, entry.fix, *(c.fix for c in entry.conditions)):
+            names.update(PLACEHOLDER_RE.findall(text))
+        names.update(key for c in entry.conditions for key, _ in c.match)
+    return [name for name in FACTS if name in names]
+
+
 def _drop_superseded(table: Table, found: dict[int, _Found]) -> dict[int, _Found]:
     """A specific entry that explains the very lines a generic one matched removes the generic
     one (e.g. rocminfo's "ROCk module is NOT loaded" in a container that only lacks lsmod)."""
@@ -353,7 +370,7 @@ def analyse(
     code_lines: dict[int, tuple[int, str]] = {}
     found = _scan(text, _compile_table(table, index), code_lines) if text else {}
     found = _drop_superseded(table, found)
-    facts = extract(text) if found or codes else []
+    facts = extract(text, _needed(table, found)) if found else []
     values = {f.name: f.value for f in facts}
     values.update({str(k): str(v) for k, v in (context or {}).items() if v is not None})
     results = [_result(table.entries[i], acc, values) for i, acc in found.items()]
