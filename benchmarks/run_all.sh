@@ -23,11 +23,13 @@ export PATH="$(dirname "$("$PY" -c 'import sys; print(sys.executable)')"):$PATH"
 
 if [ "$QUICK" = 1 ]; then
   FLEET=(--sizes 4,20 --runs 3 --ansible-runs 2)
+  SCALE=(--sizes 100,500 --pdsh-sizes 100,500 --ansible-sizes 100)
   APPLY=(--sizes 4 --runs 2)
   EXPLAIN=(--mb 20 --runs 3)
   START=(--runs 10)
 else
   FLEET=(--sizes 10,50,100 --runs 5 --ansible-runs 3)
+  SCALE=(--sizes 100,500,1000,2000 --pdsh-sizes 100,500,1000,2000 --ansible-sizes 100)
   APPLY=(--sizes 4,16 --runs 3)
   EXPLAIN=(--mb 100 --runs 3)
   START=(--runs 20)
@@ -39,6 +41,12 @@ echo "== explain matcher throughput" >&2
 "$PY" benchmarks/explain_bench.py "${EXPLAIN[@]}" | tee "$OUT/explain.txt"
 echo "== fleet audit" >&2
 "$PY" benchmarks/fleet_audit.py "${FLEET[@]}" --out "$OUT"
+echo "== fleet audit at scale (asyncssh loopback hosts; pip install '.[bench]')" >&2
+if "$PY" -c 'import asyncssh' 2>/dev/null; then
+  "$PY" benchmarks/fleet_scale.py "${SCALE[@]}" --out "$OUT" | tee "$OUT/fleet_scale.txt"
+else
+  echo "run_all: asyncssh missing: fleet_scale skipped (pip install '.[bench]')" >&2
+fi
 echo "== re-apply" >&2
 "$PY" benchmarks/reapply.py "${APPLY[@]}" --out "$OUT" || echo "run_all: reapply failed (see above)" >&2
 "$PY" benchmarks/report.py --results "$OUT" > "$OUT/RESULTS.md"
