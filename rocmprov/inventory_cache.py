@@ -6,8 +6,10 @@ every file it was built from is unchanged: the inventory file (or every file of 
 directory), each file under the `group_vars/` and `host_vars/` beside it, and the Ansible
 configuration files that apply (`ANSIBLE_CONFIG`, ./ansible.cfg, ~/.ansible.cfg,
 /etc/ansible/ansible.cfg), compared by (mtime_ns, size, inode) and by the set of files itself
-(a new host_vars file is a miss). The key also holds the inventory's absolute path, `--limit`,
-the working directory, the `ANSIBLE_*` environment and the `ansible-inventory` executable.
+(a new host_vars file is a miss; directories behind symbolic links are read, as Ansible
+reads them), and a `--limit @file`'s file. The key also holds the inventory's absolute path,
+`--limit`, the working directory, the `ANSIBLE_*` environment and the `ansible-inventory`
+executable.
 
 Never cached (always re-parsed): a "h1,h2," list, an executable (script) inventory, an
 inventory plugin configuration (a YAML file with a top-level `plugin:`; its hosts live
@@ -24,6 +26,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -65,8 +68,10 @@ def cached_inventory(
     if not enabled() or "," in source:
         return parse()
     stamp = inputs_stamp(Path(source).expanduser())
-    if stamp is None:
+    limit_files = _limit_files_stamp(limit)
+    if stamp is None or limit_files is None:
         return parse()
+    stamp += limit_files
     key = entry_key(source, limit, tool)
     data = load_entry(key, stamp)
     if data is not None:
@@ -135,10 +140,35 @@ class _TooMany(Exception):
     pass
 
 
+def _limit_files_stamp(limit: str | None) -> Stamp | None:
+    """`--limit @file` names its hosts in a file (each ',' or ':' separated pattern may be
+    one): the file is an input too. None: a file that cannot be read (Ansible says why)."""
+    stamp: Stamp = []
+    for part in re.split(r"[,:]", limit or ""):
+        if not part.startswith("@"):
+            continue
+        path = Path(part[1:]).absolute()
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        stamp.append([f"limit:{path}", st.st_mtime_ns, st.st_size, st.st_ino])
+    return stamp
+
+
 def _walk(top: Path) -> list[Path]:
+    """The files under `top`, through symbolic links to directories as Ansible reads them
+    (each real directory once: a link loop ends)."""
     found: list[Path] = []
-    for root, dirs, names in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+    seen = {os.path.realpath(top)}
+    for root, dirs, names in os.walk(top, followlinks=True):
+        keep = []
+        for d in sorted(dirs):
+            real = os.path.realpath(os.path.join(root, d))
+            if not d.startswith(".") and real not in seen:
+                seen.add(real)
+                keep.append(d)
+        dirs[:] = keep
         for name in names:
             if not name.startswith("."):
                 found.append(Path(root) / name)

@@ -229,3 +229,46 @@ def test_load_inventory_uses_the_cache_with_real_ansible(
     third = inventory.load_inventory(inv)
     assert [h.address for h in third] == ["10.0.0.1", "10.0.0.9"] and len(calls) == 2
     assert inventory_cache.cache_dir() == cache
+
+
+def test_a_symlinked_vars_directory_is_followed(cache: Path, tmp_path: Path) -> None:
+    """Ansible reads group_vars/<group>/ through a symbolic link to a directory: a change (or
+    Vault data) there must be seen, as for a plain directory."""
+    inv = _inv(tmp_path)
+    shared = tmp_path / "shared-vars"
+    shared.mkdir()
+    vars_file = shared / "main.yml"
+    vars_file.write_text("rocmprov_gpu_user: alice\n")
+    (inv.parent / "group_vars").mkdir()
+    (inv.parent / "group_vars" / "gpu").symlink_to(shared, target_is_directory=True)
+    (inv.parent / "group_vars" / "loop").symlink_to(inv.parent / "group_vars")  # no endless walk
+    parse = Counter()
+    cached_inventory(str(inv), None, "t", parse)
+    cached_inventory(str(inv), None, "t", parse)
+    assert parse.calls == 1
+    _bump(vars_file, "rocmprov_gpu_user: bob\n")
+    cached_inventory(str(inv), None, "t", parse)
+    assert parse.calls == 2
+    (shared / "secret.yml").write_text("$ANSIBLE_VAULT;1.1;AES256\n6162\n")
+    for _ in range(2):
+        cached_inventory(str(inv), None, "t", parse)
+    assert parse.calls == 4  # Vault data behind the link: never cached
+
+
+def test_limit_from_a_file_is_part_of_the_stamp(cache: Path, tmp_path: Path) -> None:
+    """`--limit @file` (Ansible's retry-file form) names hosts in a file: when the file
+    changes, the cached answer for the old host list is stale."""
+    inv = _inv(tmp_path)
+    retry = tmp_path / "site.retry"
+    retry.write_text("n1\n")
+    parse = Counter()
+    for _ in range(2):
+        cached_inventory(str(inv), "@site.retry", "t", parse)
+    assert parse.calls == 1
+    _bump(retry, "n2\n")
+    cached_inventory(str(inv), "@site.retry", "t", parse)
+    assert parse.calls == 2
+    cached_inventory(str(inv), "gpu:@site.retry", "t", parse)  # one pattern of several
+    _bump(retry, "n1\n")
+    cached_inventory(str(inv), "gpu:@site.retry", "t", parse)
+    assert parse.calls == 4
