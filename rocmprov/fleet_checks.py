@@ -9,16 +9,20 @@ two no longer contend, and on a multi-core controller they also run at the same 
 Safety: the worker is forked before any thread exists (forking a threaded process can leave
 the child holding a lock forever), on Linux only, for fleets of `MIN_HOSTS` hosts or more.
 At most `max_pending` bundles wait for the worker (memory stays bounded whatever the fleet's
-size). If the worker cannot start or dies, the checks run in this process: same reports.
+size). If the worker cannot start, dies or is stuck (no report within RESULT_TIMEOUT), it is
+killed and the checks run in this process: same reports. It ignores SIGINT: on Ctrl-C the audit
+kills it on its way out (no orphan, no traceback of the worker's own).
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import signal
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -27,6 +31,7 @@ from rocmprov.model import HostReport
 from rocmprov.transport.base import HostUnreachable
 
 MIN_HOSTS = 32
+RESULT_TIMEOUT = 60.0  # s one host's checks may take in the worker (~7 ms) before it is given up
 
 Report = Callable[[str, Any, Mapping[str, Any], float], HostReport]
 
@@ -48,7 +53,8 @@ class Checker:
         self._report = report
         self._max_pending = max(1, max_pending)
         self._items: list[HostReport | Future[HostReport] | None] = []
-        self._args: list[tuple[str, Any, Mapping[str, Any], float]] = []
+        # the arguments of the hosts the worker has, until settled (a fallback needs them)
+        self._args: list[tuple[str, Any, Mapping[str, Any], float] | None] = []
         self._pending: deque[int] = deque()
         self._pool: ProcessPoolExecutor | None = None
         if n_hosts >= MIN_HOSTS and threading.active_count() == 1:
@@ -57,8 +63,11 @@ class Checker:
     def __enter__(self) -> Checker:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:  # Ctrl-C or an error: nothing more is wanted from the worker, end it now
+            self._broken()
 
     def close(self) -> None:
         if self._pool is not None:
@@ -69,16 +78,18 @@ class Checker:
         self, name: str, result: Bundle | HostUnreachable, hostvars: Mapping[str, Any], t: float
     ) -> None:
         index = len(self._items)
-        self._args.append((name, result, hostvars, t))
         if self._pool is None or not isinstance(result, Bundle):
+            self._args.append(None)
             self._items.append(self._report(name, result, hostvars, t))
             return
         try:
             self._items.append(self._pool.submit(self._report, name, result, dict(hostvars), t))
         except (BrokenProcessPool, RuntimeError):
             self._broken()
+            self._args.append(None)
             self._items.append(self._report(name, result, hostvars, t))
             return
+        self._args.append((name, result, hostvars, t))
         self._pending.append(index)
         while len(self._pending) > self._max_pending:
             self._settle(self._pending.popleft())
@@ -92,17 +103,38 @@ class Checker:
     def _settle(self, index: int) -> None:
         item = self._items[index]
         if isinstance(item, Future):
+            self._items[index] = self._result(item, index)
+        self._args[index] = None  # the bundle is no longer needed here
+
+    def _result(self, future: Future[HostReport], index: int) -> HostReport:
+        """The worker's report, else (worker dead, stuck past RESULT_TIMEOUT, or any error of
+        its own) the same report made in this process."""
+        if self._pool is not None or future.done():
             try:
-                self._items[index] = item.result()
-            except (BrokenProcessPool, OSError, EOFError):
+                return future.result(timeout=RESULT_TIMEOUT)
+            except (TimeoutError, BrokenProcessPool, CancelledError, OSError, EOFError):
                 self._broken()
-                self._items[index] = self._report(*self._args[index])
-        self._args[index] = ("", None, {}, 0.0)  # the bundle is no longer needed here
+            except Exception:
+                pass  # the checks' own errors are raised again below, as without a worker
+        args = self._args[index]
+        assert args is not None
+        return self._report(*args)
 
     def _broken(self) -> None:
+        """Give the worker up: killed (it may be stuck), its queued work cancelled."""
         pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+        if pool is None:
+            return
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                proc.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _quiet_worker() -> None:
+    """Ctrl-C reaches the whole process group: the audit decides (and ends this worker); the
+    worker itself must not die with a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _start_pool() -> ProcessPoolExecutor | None:
@@ -110,7 +142,9 @@ def _start_pool() -> ProcessPoolExecutor | None:
     if "fork" not in multiprocessing.get_all_start_methods():
         return None
     try:
-        pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+        pool = ProcessPoolExecutor(
+            1, mp_context=multiprocessing.get_context("fork"), initializer=_quiet_worker
+        )
         pool.submit(_warm)  # forks here: ProcessPoolExecutor launches fork workers at once
     except (OSError, RuntimeError, ValueError):
         return None

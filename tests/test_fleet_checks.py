@@ -4,6 +4,7 @@ dies."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from pathlib import Path
@@ -89,3 +90,99 @@ def test_no_worker_once_threads_run(monkeypatch: pytest.MonkeyPatch) -> None:
     checker = Checker(100, host_report)
     assert checker._pool is None
     checker.close()
+
+
+class _Hung(Exception):
+    pass
+
+
+@pytest.fixture
+def deadline():
+    """Fail (not hang) a test whose audit would wait forever on a stuck worker."""
+
+    def alarm(signum, frame):
+        raise _Hung("the audit waited on a stuck worker")
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(30)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+def _worker_pids(checker: Checker) -> list[int]:
+    assert checker._pool is not None
+    return list(checker._pool._processes)
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    import time
+
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_stuck_worker_falls_back_and_is_ended(bundle, deadline, monkeypatch) -> None:
+    monkeypatch.setattr(fleet_checks, "RESULT_TIMEOUT", 1.0)
+    inputs = _inputs(bundle, 10)
+    inline = _run(Checker(1, host_report), inputs)
+    checker = Checker(40, host_report)
+    pids = _worker_pids(checker)
+    try:
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)  # stuck (a deadlock in the child looks the same)
+        assert _plain(_run(checker, inputs)) == _plain(inline)
+        assert all(_gone(pid) for pid in pids)  # not left stopped behind the audit
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)  # the worker this test started, by its pid
+
+
+def test_ctrl_c_ends_the_worker_without_a_traceback(bundle, deadline, capfd) -> None:
+    """Ctrl-C reaches the whole process group: the worker leaves the decision to the audit
+    (no traceback of its own), and the audit leaving on KeyboardInterrupt ends it at once."""
+    checker = Checker(40, host_report)
+    pids = _worker_pids(checker)
+    assert checker._pool is not None
+    checker._pool.submit(os.getpid).result(timeout=20)  # the worker is up (set up its signals)
+    try:
+        with pytest.raises(KeyboardInterrupt), checker:
+            checker.submit("h0", bundle, {}, 0.0)
+            for pid in pids:
+                os.kill(pid, signal.SIGINT)
+            checker.submit("h1", bundle, {}, 0.0)
+            for pid in pids:
+                os.kill(pid, signal.SIGSTOP)  # busy: leaving must not wait for it
+            raise KeyboardInterrupt
+        assert all(_gone(pid) for pid in pids)
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_bundles_checked_in_process_are_not_kept(bundle) -> None:
+    """Unreachable hosts and every host after a fallback are checked in this process: their
+    bundles must not stay referenced until the end (memory bounded whatever the fleet)."""
+    import gc
+    import weakref
+    from dataclasses import replace
+
+    checker = Checker(1, host_report)
+    refs = []
+    for i in range(20):
+        one = replace(bundle, host=f"h{i}")
+        refs.append(weakref.ref(one))
+        checker.submit(one.host, one, {}, 0.0)
+        del one
+    gc.collect()
+    assert sum(r() is not None for r in refs) == 0
+    assert len(checker.reports()) == 20
