@@ -412,3 +412,60 @@ def test_check_mode_leaves_the_quick_profiles_cursor_alone(installed: Path, tmp_
     playbook(installed, tmp_path, [audit_task("again", profile="quick")], env=env)
     again = cursor.stat()
     assert (again.st_ino, again.st_mtime_ns) != (before.st_ino, before.st_mtime_ns)
+
+
+class _Failed(Exception):
+    pass
+
+
+class _FakeModule:
+    """AnsibleModule's surface that module_utils/rocmprov_cli uses, with a canned command."""
+
+    def __init__(self, rc: int, out: str, err: str) -> None:
+        self.params = {
+            "executable": ["/opt/rocmprov/venv/bin/rocmprov"],
+            "profile": "full",
+            "gpu_user": "",
+            "python": "",
+            "rocm_version": "",
+            "timeout": 0,
+        }
+        self.check_mode = False
+        self._answer = (rc, out, err)
+        self.failed: dict[str, Any] = {}
+
+    def get_bin_path(self, name: str, required: bool = False, opt_dirs: Any = None) -> None:
+        return None
+
+    def run_command(self, argv: list[str], environ_update: Any = None) -> tuple[int, str, str]:
+        return self._answer
+
+    def fail_json(self, **kwargs: Any) -> None:
+        self.failed = kwargs
+        raise _Failed(kwargs["msg"])
+
+
+def test_module_failure_messages_are_one_line() -> None:
+    """A rocmprov that dies with a traceback (several lines on stderr) or with an error
+    document: the task's msg is one line, the last line that says what went wrong."""
+    spec = importlib.util.spec_from_file_location(
+        "rocmprov_cli_under_test", REPO / "collection/plugins/module_utils/rocmprov_cli.py"
+    )
+    assert spec and spec.loader
+    cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cli)
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/rocmprov/venv/bin/rocmprov", line 5, in <module>\n'
+        "    from rocmprov.__main__ import main\n"
+        "ModuleNotFoundError: No module named 'rocmprov'\n"
+    )
+    doc = json.dumps({"schema": "rocmprov.audit/1", "error": None, "hosts": []})
+    for rc, out, err in ((1, "", trace), (64, doc, "warning: x\nrocmprov: bad --python\n\n")):
+        module = _FakeModule(rc, out, err)
+        with pytest.raises(_Failed):
+            cli.run_audit(module)
+        msg = module.failed["msg"]
+        assert "\n" not in msg, msg
+        assert msg.endswith(err.strip().splitlines()[-1]), msg
+        assert f"exit {rc}" in msg

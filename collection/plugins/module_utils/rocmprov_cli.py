@@ -97,18 +97,28 @@ def run_audit(module):
     doc = parse_document(out)
     if doc is None:
         module.fail_json(
-            msg=f"rocmprov printed no {SCHEMA} document (exit {rc}): {(err or out).strip()[-500:]}",
+            msg=f"rocmprov printed no {SCHEMA} document (exit {rc}): {last_line(err or out)}",
             rc=rc,
             cmd=argv,
+            stdout=out,
+            stderr=err,
         )
     if doc.get("error") or rc not in AUDIT_EXIT_CODES:
         module.fail_json(
-            msg=f"rocmprov audit failed (exit {rc}): {doc.get('error') or err.strip()[-500:]}",
+            msg=f"rocmprov audit failed (exit {rc}): {last_line(doc.get('error') or err)}",
             rc=rc,
             cmd=argv,
+            stderr=err,
             audit=doc,
         )
     return doc, rc
+
+
+def last_line(text):
+    """The last non-blank line of `text` (at most 500 characters): a task's msg is one line;
+    the whole output stays in the result's stdout/stderr."""
+    lines = [line.strip() for line in str(text or "").splitlines() if line.strip()]
+    return lines[-1][-500:] if lines else "(no output)"
 
 
 def run_with_timeout(module, argv, env):
