@@ -67,19 +67,34 @@ def cached_inventory(
     """`parse()` (ansible-inventory's JSON for `source`), from the cache while it is valid."""
     if not enabled() or "," in source:
         return parse()
-    stamp = inputs_stamp(Path(source).expanduser())
-    limit_files = _limit_files_stamp(limit)
-    if stamp is None or limit_files is None:
+    found = _lookup(source, limit, tool)
+    if found is None:
         return parse()
-    stamp += limit_files
-    key = entry_key(source, limit, tool)
-    data = load_entry(key, stamp)
+    key, stamp, data = found
     if data is not None:
         return data
     data = parse()
-    with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+    with contextlib.suppress(OSError, RuntimeError, ValueError):  # unwritable: only slower
         save_entry(key, stamp, data)
     return data
+
+
+def _lookup(
+    source: str, limit: str | None, tool: str
+) -> tuple[str, Stamp, dict[str, Any] | None] | None:
+    """(key, stamp, the cached data or None); None: not cacheable. The cache only saves time:
+    whatever stops it (a removed working directory, no home directory) is not the command's
+    error."""
+    try:
+        stamp = inputs_stamp(Path(source).expanduser())
+        limit_files = _limit_files_stamp(limit)
+        if stamp is None or limit_files is None:
+            return None
+        stamp += limit_files
+        key = entry_key(source, limit, tool)
+        return key, stamp, load_entry(key, stamp)
+    except (OSError, RuntimeError, ValueError):
+        return None
 
 
 def entry_key(source: str, limit: str | None, tool: str) -> str:

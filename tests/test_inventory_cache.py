@@ -272,3 +272,30 @@ def test_limit_from_a_file_is_part_of_the_stamp(cache: Path, tmp_path: Path) -> 
     _bump(retry, "n1\n")
     cached_inventory(str(inv), "gpu:@site.retry", "t", parse)
     assert parse.calls == 4
+
+
+def test_a_cache_that_cannot_be_keyed_is_only_skipped(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache is an optimisation: a working directory that was removed (os.getcwd fails)
+    or no home directory to find (no HOME, a uid without a passwd entry, as in some
+    containers) must give ansible-inventory's answer, not a traceback."""
+    import pwd
+
+    inv = _inv(tmp_path)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    parse = Counter()
+    assert cached_inventory(str(inv), None, "t", parse) == parse.answer
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def no_entry(uid: int) -> None:
+        raise KeyError(uid)
+
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    assert cached_inventory(str(inv), None, "t", parse) == parse.answer
+    assert parse.calls == 2
