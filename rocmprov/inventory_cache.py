@@ -13,7 +13,8 @@ executable.
 
 Never cached (always re-parsed): a "h1,h2," list, an executable (script) inventory, an
 inventory plugin configuration (a YAML file with a top-level `plugin:`; its hosts live
-elsewhere), and anything that holds Ansible Vault data (the cache would keep it decrypted).
+elsewhere), anything that holds Ansible Vault data (the cache would keep it decrypted), and
+an answer with a variable named like a secret (ansible_password, ansible_become_pass...).
 
 Storage: `$XDG_CACHE_HOME/rocmprov` (~/.cache/rocmprov), or `ROCMPROV_CACHE_DIR`; the directory
 0700 and each file 0600, opened without following symbolic links and replaced atomically. An
@@ -40,6 +41,7 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 _MAX_ENTRY = 256 * 1024 * 1024
 _MAX_FILES = 5000  # an inventory tree larger than this is not cached
 _VAULT = b"$ANSIBLE_VAULT"
+_SECRET = re.compile(r"(^|_)(pass|passwd|password|passphrase|secret|token|api_key)($|_)", re.I)
 
 Stamp = list[list[Any]]  # [[path, mtime_ns, size, inode], ...] sorted by path
 
@@ -74,9 +76,27 @@ def cached_inventory(
     if data is not None:
         return data
     data = parse()
+    if holds_secrets(data):  # kept out of a second, longer-lived copy on disk
+        return data
     with contextlib.suppress(OSError, RuntimeError, ValueError):  # unwritable: only slower
         save_entry(key, stamp, data)
     return data
+
+
+def holds_secrets(data: Any) -> bool:
+    """A variable named like a secret (ansible_password, ansible_become_pass, *_token...)
+    anywhere in ansible-inventory's answer (host vars, group vars, nested dicts)."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for name, value in item.items():
+                if _SECRET.search(str(name)):
+                    return True
+                stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _lookup(

@@ -299,3 +299,23 @@ def test_a_cache_that_cannot_be_keyed_is_only_skipped(
     monkeypatch.setattr(pwd, "getpwuid", no_entry)
     assert cached_inventory(str(inv), None, "t", parse) == parse.answer
     assert parse.calls == 2
+
+
+@pytest.mark.parametrize("var", ["ansible_password", "ansible_become_password", "ansible_ssh_pass"])
+def test_plain_text_connection_secrets_are_not_written(
+    cache: Path, tmp_path: Path, var: str
+) -> None:
+    """A password set in plain text in the inventory must not be copied into the cache (a
+    second copy that outlives the inventory file and its permissions)."""
+    inv = _inv(tmp_path)
+    answer = {"_meta": {"hostvars": {"n1": {var: "s3cret-xyz"}}}, "all": {"hosts": ["n1"]}}
+    parse = Counter(answer)
+    for _ in range(2):
+        assert cached_inventory(str(inv), None, "t", parse) == answer
+    assert parse.calls == 2
+    written = [p.read_bytes() for p in cache.rglob("*") if p.is_file()] if cache.exists() else []
+    assert not any(b"s3cret-xyz" in body for body in written)
+    group = {"all": {"children": ["gpu"]}, "gpu": {"hosts": ["n1"], "vars": {var: "s3cret-xyz"}}}
+    cached_inventory(str(inv), "gpu", "t", Counter(group))
+    written = [p.read_bytes() for p in cache.rglob("*") if p.is_file()] if cache.exists() else []
+    assert not any(b"s3cret-xyz" in body for body in written)
