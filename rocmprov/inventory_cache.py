@@ -33,10 +33,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rocmprov.collect.atomic import replace_in_dir
+from rocmprov.collect.atomic import DIR_FLAGS, open_private_dir, replace_in_dir
 
 SCHEMA = "rocmprov.inventory-cache/1"
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 _MAX_ENTRY = 256 * 1024 * 1024
 _MAX_FILES = 5000  # an inventory tree larger than this is not cached
@@ -243,7 +242,7 @@ def _config_files() -> list[Path]:
 def load_entry(key: str, stamp: Stamp, directory: Path | None = None) -> dict[str, Any] | None:
     """The cached JSON for `key` when its stamp equals `stamp`; None on any doubt."""
     try:
-        dfd = os.open(directory or cache_dir(), _DIR_FLAGS)
+        dfd = os.open(directory or cache_dir(), DIR_FLAGS)
     except OSError:
         return None
     try:
@@ -282,23 +281,3 @@ def save_entry(key: str, stamp: Stamp, data: dict[str, Any], directory: Path | N
 
 def _name(key: str) -> str:
     return f"inventory-{key}.json"
-
-
-def open_private_dir(path: Path) -> int:
-    """Open (creating, 0700) `path`; never through a symbolic link at its last component, and
-    refuse a directory that another user owns or that others can read or write."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    parent = os.open(path.parent, _DIR_FLAGS)
-    try:
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(path.name, 0o700, dir_fd=parent)
-        fd = os.open(path.name, _DIR_FLAGS, dir_fd=parent)
-    finally:
-        os.close(parent)
-    st = os.fstat(fd)
-    if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o022:
-        os.close(fd)
-        raise PermissionError(f"{path}: not a private directory of this user")
-    if stat.S_IMODE(st.st_mode) != 0o700:
-        os.fchmod(fd, 0o700)
-    return fd

@@ -265,6 +265,25 @@ def test_ansible_doc_documents_the_modules_roles_and_filter(installed: Path) -> 
     assert flt.returncode == 0 and "release table" in flt.stdout, flt.stderr
 
 
+def test_collection_playbooks_pass_ansible_lint_production(
+    installed: Path, tmp_path: Path
+) -> None:
+    """The FQCN playbooks (collection/playbooks, collection/awx) with the collection installed
+    from its tarball: the repository's lint excludes collection/ because they cannot parse
+    without it."""
+    for part in ("playbooks", "awx"):
+        shutil.copytree(REPO / "collection" / part, tmp_path / part)
+    (tmp_path / ".ansible-lint").write_text("profile: production\nstrict: true\n")
+    cp = run(
+        [str(BIN / "ansible-lint"), "--profile", "production", "--strict", "--nocolor",
+         "playbooks", "awx"],
+        env={**ansible_env(installed), "PATH": f"{BIN}:{os.environ.get('PATH', '')}"},
+        cwd=tmp_path,
+        timeout=600,
+    )  # fmt: skip
+    assert cp.returncode == 0, cp.stdout[-4000:] + cp.stderr[-4000:]
+
+
 def test_fqcn_playbooks_parse_from_the_installed_collection(
     installed: Path, tmp_path: Path
 ) -> None:

@@ -10,19 +10,17 @@ cursor line that has left the ring buffer means the whole log is read (first run
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocmprov.collect.atomic import replace_in_dir
+from rocmprov.collect.atomic import DIR_FLAGS, open_private_dir, replace_in_dir
 
 CURSOR_FILE = "dmesg-cursor"
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 _MAX_CURSOR = 16 * 1024
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass(frozen=True)
@@ -66,31 +64,11 @@ def current_boot_id() -> str:
         return ""
 
 
-def _open_state_dir(path: Path) -> int:
-    """Open (creating as needed, 0700) the state directory; never through a symbolic link at
-    the last component, and refuse one that is not ours or is open to others."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    parent = os.open(path.parent, _DIR_FLAGS)
-    try:
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(path.name, 0o700, dir_fd=parent)
-        fd = os.open(path.name, _DIR_FLAGS, dir_fd=parent)
-    finally:
-        os.close(parent)
-    st = os.fstat(fd)
-    if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o022:
-        os.close(fd)
-        raise PermissionError(f"{path}: not a private directory of this user")
-    if stat.S_IMODE(st.st_mode) != 0o700:
-        os.fchmod(fd, 0o700)
-    return fd
-
-
 def load_cursor(path: Path | None = None) -> Cursor | None:
     """The saved cursor; None when there is none or it cannot be trusted (then: whole log)."""
     path = path or state_dir()
     try:
-        dfd = os.open(path, _DIR_FLAGS)
+        dfd = os.open(path, DIR_FLAGS)
     except OSError:
         return None
     try:
@@ -109,7 +87,7 @@ def load_cursor(path: Path | None = None) -> Cursor | None:
 def save_cursor(cursor: Cursor, path: Path | None = None) -> None:
     """Replace the cursor file atomically (0600 temp file in the same directory, fsync,
     rename)."""
-    dfd = _open_state_dir(path or state_dir())
+    dfd = open_private_dir(path or state_dir())
     data = json.dumps({"boot_id": cursor.boot_id, "last": cursor.last}).encode()
     try:
         replace_in_dir(dfd, CURSOR_FILE, data, 0o600)
