@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rocmprov.commands.explain import _render_table
-from rocmprov.kb import load_table, match
+from rocmprov.kb import load_table
 from rocmprov.model import AuditResult, Finding, HostReport, Severity
 from rocmprov.report import table
 from rocmprov.report.safe import printable
@@ -140,11 +140,14 @@ def _hostile_log() -> str:
 
 
 def test_explain_renderer_lets_no_input_escape_reach_the_output() -> None:
+    from rocmprov.kb.matcher import analyse
+
     text = _hostile_log()
-    found = match(text)
+    analysis = analyse(text)
+    found = analysis.matches
     assert found and any("\x1b" in line for m in found for line in m.evidence)
     buffer = io.StringIO()
-    _render_table(found, 0, 1, len(load_table()), file=buffer)
+    _render_table(analysis, text, len(load_table()), True, file=buffer)
     out = buffer.getvalue()
     assert "\x1b" not in out and _controls_left(out) == []
     assert "\\x1b]0;pwned\\x07" in out and "[drm] tail" in out
