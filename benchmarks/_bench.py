@@ -302,3 +302,25 @@ def table(rows: list[list[str]], header: list[str]) -> str:
 
 def log(msg: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+class HostFarm:
+    """Benchmark hosts that live as long as a `with` block: `start` them on entry (a failed
+    start stops what it started), `stop` them on exit."""
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Any:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -26,6 +26,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from _bench import HostFarm
+
 PORT = 22022
 MAX_HOSTS = 250
 SSHD = "/usr/sbin/sshd"
@@ -37,7 +39,7 @@ def address(k: int) -> str:
     return f"127.0.1.{k}"
 
 
-class LoopHosts:
+class LoopHosts(HostFarm):
     def __init__(self, n: int, workdir: Path, port: int = PORT) -> None:
         if not 1 <= n <= MAX_HOSTS:
             raise ValueError(f"1..{MAX_HOSTS} loopback hosts, not {n}")
@@ -50,17 +52,6 @@ class LoopHosts:
         self.ssh_config = workdir / "ssh_config"
         self.known_hosts = workdir / "known_hosts"
         self.key = workdir / "id_ed25519"
-
-    def __enter__(self) -> LoopHosts:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def start(self) -> None:
         if not Path(SSHD).is_file():

@@ -32,6 +32,8 @@ import sys
 import time
 from pathlib import Path
 
+from _bench import HostFarm
+
 PORT = 2222
 BUNDLE = (
     Path(__file__).resolve().parent.parent / "tests" / "data" / "h200-vm-bundle-2026-12-01.tar.gz"
@@ -61,7 +63,7 @@ def reply_parts(bundle_path: Path = BUNDLE) -> dict[str, bytes]:
     return parts
 
 
-class SSHFarm:
+class SSHFarm(HostFarm):
     def __init__(self, n: int, workdir: Path, *, per_process: int = 250, delay: float = 1.0):
         self.n, self.workdir, self.delay = n, workdir, delay
         self.per_process = per_process
@@ -71,17 +73,6 @@ class SSHFarm:
         self.ssh_config = workdir / "ssh_config"
         self.hosts_file = workdir / "hosts"
         self.client_key = workdir / "id_ed25519"
-
-    def __enter__(self) -> SSHFarm:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def start(self) -> None:
         import asyncssh

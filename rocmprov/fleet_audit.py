@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -178,16 +178,26 @@ def collect_inventory(args: argparse.Namespace) -> Iterator[tuple[Bundle | None,
             yield None, f"{spec.name}: {result.failure.value}: {result.message}"
 
 
-def verify_inventory(args: argparse.Namespace) -> Iterator[Any]:
-    from rocmprov.transport.ssh import SSHOptions, SSHTransport
-    from rocmprov.verify import VerifyReport, run_verify
+def _per_host(args: argparse.Namespace, one: Callable[[Any, Any], Any]) -> Iterator[Any]:
+    """`one(spec, ssh_options)` on every host of the inventory, `--forks` at once, results as
+    they finish; host names and SSH files are checked before any host is contacted."""
+    from rocmprov.transport.ssh import SSHOptions
 
     hosts = _hosts(args)
     known, config = ssh_files(args, hosts)
     options = SSHOptions.load(known_hosts=known, ssh_config=config, accept_new=args.accept_new)
     preflight(hosts, options)
+    with ThreadPoolExecutor(max_workers=max(1, min(args.forks, len(hosts)))) as pool:
+        futures = [pool.submit(one, h, options) for h in hosts]
+        for fut in as_completed(futures):
+            yield fut.result()
 
-    def one(spec: Any) -> VerifyReport:
+
+def verify_inventory(args: argparse.Namespace) -> Iterator[Any]:
+    from rocmprov.transport.ssh import SSHTransport
+    from rocmprov.verify import VerifyReport, run_verify
+
+    def one(spec: Any, options: Any) -> VerifyReport:
         python = args.python or spec.python
         try:
             with SSHTransport.from_spec(spec, options) as transport:
@@ -195,10 +205,7 @@ def verify_inventory(args: argparse.Namespace) -> Iterator[Any]:
         except HostUnreachable as exc:
             return VerifyReport(spec.name, python, error=f"{exc.failure.value}: {exc.message}")
 
-    with ThreadPoolExecutor(max_workers=max(1, min(args.forks, len(hosts)))) as pool:
-        futures = [pool.submit(one, h) for h in hosts]
-        for fut in as_completed(futures):
-            yield fut.result()
+    yield from _per_host(args, one)
 
 
 def active_inventory(args: argparse.Namespace) -> Iterator[Any]:
@@ -206,13 +213,9 @@ def active_inventory(args: argparse.Namespace) -> Iterator[Any]:
     from rocmprov.active.judge import ActiveResult
     from rocmprov.active.runner import ActiveReport, run_active
     from rocmprov.model import Severity
-    from rocmprov.transport.ssh import SSHOptions, SSHTransport
+    from rocmprov.transport.ssh import SSHTransport
 
-    hosts = _hosts(args)
-    known, config = ssh_files(args, hosts)
-    options = SSHOptions.load(known_hosts=known, ssh_config=config, accept_new=args.accept_new)
-
-    def one(spec: Any) -> ActiveReport:
+    def one(spec: Any, options: Any) -> ActiveReport:
         try:
             with SSHTransport.from_spec(spec, options) as transport:
                 return run_active(transport)
@@ -220,10 +223,7 @@ def active_inventory(args: argparse.Namespace) -> Iterator[Any]:
             why = f"{exc.failure.value}: {exc.message}"
             return ActiveReport(spec.name, results=(ActiveResult("host", Severity.UNKNOWN, why),))
 
-    with ThreadPoolExecutor(max_workers=max(1, min(args.forks, len(hosts)))) as pool:
-        futures = [pool.submit(one, h) for h in hosts]
-        for fut in as_completed(futures):
-            yield fut.result()
+    yield from _per_host(args, one)
 
 
 class _Progress:

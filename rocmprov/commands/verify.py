@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from rocmprov.commands._options import add_fleet_options
 from rocmprov.exitcodes import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HELP = "torch smoke tests on the host: devices, matmul, AMP step, one-rank DDP, ONNX export"
 
@@ -69,14 +73,20 @@ def _active(args: argparse.Namespace):
     yield from active_inventory(args)
 
 
-def _active_table(reports) -> None:
+def _console() -> Console:
+    """The terminal for verify's tables: remote text is never markup; 140 columns in a pipe."""
     from rich.console import Console
+
+    return Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 140)
+
+
+def _active_table(reports) -> None:
     from rich.table import Table
     from rich.text import Text
 
     from rocmprov.report.safe import printable
 
-    console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 140)
+    console = _console()
     for r in reports:
         head = f"{r.host}: level 2 ({r.product or 'product unknown'})"
         console.print(Text(printable(head), style="bold"))
@@ -110,13 +120,12 @@ def _reports(args: argparse.Namespace):
 
 
 def _table(reports) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     from rocmprov.report.safe import printable
 
-    console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 140)
+    console = _console()
     for r in reports:
         head = f"{r.host}: torch {r.torch or '-'} ({r.backend or 'not importable'}), {r.python}"
         console.print(Text(printable(head), style="bold"))

@@ -12,18 +12,11 @@ from rich.text import Text
 
 from rocmprov.drift import CHECK as DRIFT
 from rocmprov.model import AuditResult, FleetGroup, HostReport, Severity
-from rocmprov.report.safe import printable
+from rocmprov.report.safe import STYLE, printable
 
 FLEET_SUMMARY_HOSTS = 5  # more hosts than this: the summary instead of every host's table
 MAX_PROBLEM_ROWS = 200  # the hosts-with-problems table stops here (the JSON has every host)
 
-STYLE = {
-    Severity.OK: "green",
-    Severity.SKIPPED: "dim",
-    Severity.UNKNOWN: "magenta",
-    Severity.WARNING: "yellow",
-    Severity.CRITICAL: "bold red",
-}
 ORDER = (Severity.CRITICAL, Severity.WARNING, Severity.UNKNOWN, Severity.OK)
 
 

@@ -7,10 +7,21 @@ line read as something else. `printable()` spells every such character out (`\\x
 `\\r`, `\\u202e`) and keeps only the newline and tab that layout needs. Every human-facing
 renderer (report/table.py, `rocmprov explain`) passes remote text through it, and prints
 it through rich with markup off, so `[drm]` stays `[drm]`. Pure; JSON output is untouched
-(json escapes control characters itself).
+(json escapes control characters itself). The severity colours of every terminal view live
+here too.
 """
 
 from __future__ import annotations
+
+from rocmprov.model import Severity
+
+STYLE = {
+    Severity.OK: "green",
+    Severity.SKIPPED: "dim",
+    Severity.UNKNOWN: "magenta",
+    Severity.WARNING: "yellow",
+    Severity.CRITICAL: "bold red",
+}
 
 # C0 controls, DEL, C1 controls (0x9b is a one-byte CSI), and the Unicode format characters
 # that reorder or hide text (bidi embeddings, overrides and isolates; line/paragraph separators)

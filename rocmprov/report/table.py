@@ -14,15 +14,7 @@ from rich.text import Text
 
 from rocmprov.model import AuditResult, HostReport, Severity
 from rocmprov.report import fleet_summary
-from rocmprov.report.safe import printable
-
-STYLE = {
-    Severity.OK: "green",
-    Severity.SKIPPED: "dim",
-    Severity.UNKNOWN: "magenta",
-    Severity.WARNING: "yellow",
-    Severity.CRITICAL: "bold red",
-}
+from rocmprov.report.safe import STYLE, printable
 
 
 def render(
