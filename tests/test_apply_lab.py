@@ -365,9 +365,10 @@ def test_dkms_build_failure_is_reported_with_the_kernel(
     assert "Bad return status for module build" in failed["message"]
 
 
-def test_apply_checks_host_keys(lab: Lab, tmp_path: Path) -> None:
+@pytest.mark.parametrize("strategy", ["mitogen", "linear"])
+def test_apply_checks_host_keys(lab: Lab, tmp_path: Path, strategy: str) -> None:
     """ansible-runner turns host key checking off unless told: apply must refuse a host whose
-    key is not in the inventory's known_hosts."""
+    key is not in the inventory's known_hosts, with Mitogen's connection as with ssh's own."""
     host = lab.hosts[0]
     empty = tmp_path / "known_hosts"
     empty.write_text("")
@@ -377,9 +378,13 @@ def test_apply_checks_host_keys(lab: Lab, tmp_path: Path) -> None:
         f"ansible_ssh_private_key_file={lab.key_file}\n"
         f"ansible_ssh_common_args='-o UserKnownHostsFile={empty}'\n"
     )
-    rc, doc, _ = apply(inv, tmp_path, "--check", "--tags", "rocmprov_users")
+    rc, doc, _ = apply(inv, tmp_path, "--check", "--tags", "rocmprov_users", "--strategy", strategy)
     assert rc == 3, doc
     (result,) = doc["hosts"]
     assert result["status"] == "unreachable"
-    assert "Host key verification failed" in json.dumps(result)
+    said = json.dumps(result)
+    if strategy == "linear":  # ssh's own words
+        assert "Host key verification failed" in said
+    else:  # Mitogen's (ansible_mitogen/connection.py)
+        assert "SSH reported an unrecognized or mismatching host key" in said
     assert empty.read_text() == ""

@@ -24,6 +24,7 @@ from rocmprov.exitcodes import Exit, UsageError
 HELP = "provision hosts: ROCm repo + packages, amdgpu-dkms, GPU groups, firmware report, torch"
 
 FORMATS = ("table", "json")
+STRATEGIES = ("mitogen", "linear")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,6 +49,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-audit", action="store_true", help="skip the audit after apply")
     parser.add_argument("--state-dir", help="where run records go ($XDG_STATE_HOME/rocmprov/runs)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no live progress")
+    parser.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="mitogen",
+        help="mitogen: one Python per host for the whole run (default, when installed); "
+        "linear: Ansible's own, a new Python per task",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -124,6 +132,7 @@ def _options(args: argparse.Namespace) -> Any:
         forks=args.forks,
         extravars=extravars,
         state_dir=args.state_dir,
+        fast=args.strategy == "mitogen",
     )
 
 

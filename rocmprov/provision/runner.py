@@ -17,6 +17,7 @@ it starts).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import shlex
@@ -75,7 +76,27 @@ BASE_ENV: dict[str, str] = {
     "ANSIBLE_FORCE_COLOR": "0",
     "ANSIBLE_DEPRECATION_WARNINGS": "False",
     "ANSIBLE_INTERPRETER_PYTHON": "auto_silent",
+    # ansible-runner would keep every host's facts in a jsonfile cache under the run directory
+    # (a file write per host and fact update; facts are not a record we keep): in memory only.
+    "ANSIBLE_CACHE_PLUGIN": "memory",
 }
+
+# Events kept in the run directory (job_events/): what happened to each host and task. Task
+# starts per host and skips (two thirds of a no-op re-apply's events) still reach the progress
+# display and the counts, but are not written (a file each) nor scrubbed again at the end.
+UNRECORDED_EVENTS = frozenset({"runner_on_start", "runner_on_skipped", "runner_item_on_skipped"})
+
+
+STRATEGY_DIR = Path(__file__).resolve().parent / "strategy_plugins"
+FAST_STRATEGY = "rocmprov_mitogen"
+
+
+def strategy_env(fast: bool = True) -> dict[str, str]:
+    """The strategy settings: Mitogen's linear strategy (strategy_plugins/rocmprov_mitogen.py)
+    when asked for and Mitogen for Ansible is importable; else Ansible's own `linear`."""
+    if not fast or importlib.util.find_spec("ansible_mitogen") is None:
+        return {"ANSIBLE_STRATEGY": "linear"}
+    return {"ANSIBLE_STRATEGY_PLUGINS": str(STRATEGY_DIR), "ANSIBLE_STRATEGY": FAST_STRATEGY}
 
 
 def control_path(inventory: Path) -> str:
@@ -110,6 +131,7 @@ class ApplyOptions:
     playbook_dir: str | None = None  # default: the packaged playbooks
     state_dir: str | None = None  # default: $XDG_STATE_HOME/rocmprov/runs
     timeout: int | None = None
+    fast: bool = True  # Mitogen's strategy when installed (strategy_env)
 
 
 @dataclass(frozen=True)
@@ -223,7 +245,7 @@ def run_apply(
     cmdline = build_cmdline(opts)
     collector = EventCollector(on_event)
     scrubber = Scrubber.for_run(opts.extravars)
-    ours = {**BASE_ENV, "ANSIBLE_CONFIG": str(project / "ansible.cfg")}
+    ours = {**BASE_ENV, **strategy_env(opts.fast), "ANSIBLE_CONFIG": str(project / "ansible.cfg")}
     ours["ANSIBLE_SSH_CONTROL_PATH"] = control_path(inventory)
     # ansible-playbook of this interpreter's environment first (a venv that is not activated).
     bindir = str(Path(sys.executable).parent)
@@ -262,7 +284,8 @@ def run_apply(
                 clean = scrubber.obj(event)  # in place: runner writes this very dict
                 event.clear()
                 event.update(clean)
-                return collector.handle(event)
+                collector.handle(event)
+                return event.get("event") not in UNRECORDED_EVENTS  # False: runner writes no file
 
             args = [*cmdline, "-e", f"@{vars_path}"] if vars_path else cmdline
             runner = init_runner(
