@@ -5,10 +5,12 @@
 Per size N: start N lab hosts (tests/lab), converge them once with `rocmprov apply`, then time
 re-applies (nothing left to change: changed=0 is checked), interleaved run by run:
   rocmprov        `rocmprov apply INV -q --no-audit --format json ...`
+  rocmprov-linear the same with `--strategy linear` (Ansible's own strategy, no Mitogen)
   rocmprov+audit  the same with its default post-apply audit (what a user gets by default)
   bare-same       `ansible-playbook -i INV site.yml ...` with exactly rocmprov's Ansible settings
-                  (playbooks/ansible.cfg + rocmprov.provision.runner.BASE_ENV: pipelining,
-                  ControlPersist, forks 20): rocmprov's own overhead is rocmprov / bare-same
+                  (playbooks/ansible.cfg + rocmprov.provision.runner.BASE_ENV + strategy_env():
+                  Mitogen's strategy, pipelining, ControlPersist, forks 20): rocmprov's own
+                  overhead is rocmprov / bare-same
   ansible-default `ansible-playbook -i INV playbooks/site.yml ...` from the repository root with
                   Ansible's defaults (no ansible.cfg: forks 5, no pipelining, default
                   ControlPersist 60s)
@@ -62,10 +64,10 @@ PLAYBOOKS = REPO / "playbooks"
 def rocmprov_env() -> dict[str, str]:
     """What `rocmprov apply` hands ansible-playbook, less ansible-runner's own plumbing."""
     try:
-        from rocmprov.provision.runner import BASE_ENV
+        from rocmprov.provision.runner import BASE_ENV, strategy_env
     except ImportError:  # apply not built yet: the same settings come from ansible.cfg
-        BASE_ENV = {}
-    env = dict(BASE_ENV)
+        BASE_ENV, strategy_env = {}, dict
+    env = {**BASE_ENV, **strategy_env()}  # Mitogen's strategy when installed, as apply runs it
     # ansible-runner sets this one when the caller does not (ansible_runner/config/_base.py)
     env.setdefault("ANSIBLE_HOST_KEY_CHECKING", "False")
     return env
@@ -122,11 +124,11 @@ def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
         clean["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{clean.get('PATH', '')}"
         common = ["-e", f"@{varfile}", "--skip-tags", SKIP_TAGS]
 
-        def apply_argv(audit: bool) -> list[str]:
+        def apply_argv(audit: bool, strategy: str = "mitogen") -> list[str]:
             # the checkout's rocmprov and so the checkout's playbooks/ (PYTHONPATH below), the
             # same roles the ansible-playbook variants run (an installed wheel has its own copy)
             argv = [sys.executable, "-m", "rocmprov", "apply", inv, "-q", "--format", "json"]
-            argv += common
+            argv += [*common, "--strategy", strategy]
             return argv if audit else [*argv, "--no-audit"]
 
         def env_for(base: dict[str, str], cp: Path) -> dict[str, str]:
@@ -168,10 +170,10 @@ def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
                 timeout=1800,
             )
 
-        def rocmprov(audit: bool):
+        def rocmprov(audit: bool, strategy: str = "mitogen"):
             def make() -> tuple[list[str], dict[str, str], Path, str]:
                 cp = Path(tempfile.mkdtemp(prefix="cp", dir=work))
-                return apply_argv(audit), env_for(clean, cp), cp, str(work)
+                return apply_argv(audit, strategy), env_for(clean, cp), cp, str(work)
 
             return make
 
@@ -197,6 +199,7 @@ def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
         variants = []
         if apply_ok:
             variants.append(("rocmprov", rocmprov(False), check_json))
+            variants.append(("rocmprov-linear", rocmprov(False, "linear"), check_json))
             if with_audit:
                 variants.append(("rocmprov+audit", rocmprov(True), check_json))
         variants += [

@@ -84,7 +84,13 @@ def _release(row: dict[str, Any]) -> Release:
 
 
 def all_releases() -> list[Release]:
-    return [_release(r) for r in _resolver().releases(load_table())]
+    return list(_all_releases())
+
+
+@functools.cache
+def _all_releases() -> tuple[Release, ...]:
+    """Built once: the fleet audit asks for every row twice per host (torch checks)."""
+    return tuple(_release(r) for r in _resolver().releases(load_table()))
 
 
 def find(wanted: object) -> Release | None:

@@ -478,7 +478,8 @@ def parse_torch_version(torch_version: str) -> TorchBuild | None:
     return TorchBuild(base, "other")
 
 
-def _table_wheels() -> list[tuple[str, str, str]]:
+@cache
+def _table_wheels() -> tuple[tuple[str, str, str], ...]:
     """(torch version, ROCm tag, index URL) from the release table (playbooks/data): the torch
     wheels published per release, pytorch.org's (.../whl/rocm7.2) and AMD's own indexes."""
     from rocmprov import releases
@@ -490,7 +491,7 @@ def _table_wheels() -> list[tuple[str, str, str]]:
         m = re.search(r"/rocm(\d+(?:\.\d+){1,2})/?$", row.torch_index)
         tag = m.group(1) if m else row.version  # AMD's wheels are tagged +rocm<release>
         out.extend((str(t), tag, row.torch_index) for t in row.torch_versions)
-    return out
+    return tuple(out)
 
 
 def torch_pairing(torch_version: str) -> list[str]:
