@@ -190,6 +190,15 @@ def playbook_dir() -> Path:
     return path
 
 
+# Roles that site.yml runs only when asked for by tag (`tags: [never, ...]`). Ansible still
+# runs each one's argument check (tagged always) on every host; skipping their tags up front
+# costs nothing and saves a task per role and host.
+ON_REQUEST_ROLES: dict[str, frozenset[str]] = {
+    "rocmprov_health": frozenset({"health", "rocmprov_health"}),
+    "rocmprov_metrics": frozenset({"metrics", "rocmprov_metrics"}),
+}
+
+
 def build_cmdline(opts: ApplyOptions) -> list[str]:
     args: list[str] = []
     if opts.check:
@@ -198,8 +207,15 @@ def build_cmdline(opts: ApplyOptions) -> list[str]:
         args.append("--diff")
     if opts.tags:
         args += ["--tags", opts.tags]
-    if opts.skip_tags:
-        args += ["--skip-tags", opts.skip_tags]
+    asked = {t.strip() for t in (opts.tags or "").split(",")}
+    skip = [t.strip() for t in (opts.skip_tags or "").split(",") if t.strip()]
+    skip += [
+        role
+        for role, tags in ON_REQUEST_ROLES.items()
+        if not asked & (tags | {"never"}) and role not in skip
+    ]
+    if skip:
+        args += ["--skip-tags", ",".join(skip)]
     return args
 
 

@@ -1,0 +1,126 @@
+"""apply's Ansible strategy: Mitogen's linear strategy without its CPU pinning, or Ansible's own.
+
+The pinning test runs real ansible-playbook with the shipped strategy plugin on localhost: a
+task worker reads its own CPU affinity (the pipe lookup's shell is the worker's child). With
+Mitogen's own policy every worker is pinned to a single CPU (ansible_mitogen/affinity.py); with
+rocmprov_mitogen it keeps the CPUs this test process may use.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from rocmprov.provision.runner import FAST_STRATEGY, STRATEGY_DIR, strategy_env
+
+ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+
+PLAY = """\
+- hosts: localhost
+  connection: local
+  gather_facts: false
+  tasks:
+    - name: Where this task's worker may run, and a module through the strategy's connection
+      ansible.builtin.command: "true"
+      changed_when: false
+      register: ran
+    - name: Report
+      ansible.builtin.debug:
+        msg: "{{ lookup('ansible.builtin.pipe', 'grep Cpus_allowed_list /proc/$PPID/status') }}"
+"""
+
+
+def _cpus(text: str) -> set[int]:
+    out: set[int] = set()
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def _run(tmp_path: Path, env: dict[str, str]) -> tuple[set[int], str]:
+    play = tmp_path / "play.yml"
+    play.write_text(PLAY)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    proc = subprocess.run(
+        [str(ANSIBLE_PLAYBOOK), "-i", "localhost,", str(play),
+         "-e", f"ansible_python_interpreter={sys.executable}"],  # fmt: skip
+        env={**clean, **env, "ANSIBLE_NOCOLOR": "1"},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    m = re.search(r'"msg": "Cpus_allowed_list:(?:\\t|\s)*([0-9,-]+)"', proc.stdout)
+    assert m, proc.stdout[-2000:]
+    return _cpus(m.group(1)), proc.stderr
+
+
+def test_strategy_env_names_the_shipped_plugin() -> None:
+    env = strategy_env(True)
+    assert env["ANSIBLE_STRATEGY"] == FAST_STRATEGY
+    assert Path(env["ANSIBLE_STRATEGY_PLUGINS"]) == STRATEGY_DIR
+    assert (STRATEGY_DIR / f"{FAST_STRATEGY}.py").is_file()
+    assert strategy_env(False) == {"ANSIBLE_STRATEGY": "linear"}
+
+
+def test_mitogen_strategy_runs_without_pinning_workers(tmp_path: Path) -> None:
+    cpus, _ = _run(tmp_path, strategy_env(True))
+    assert cpus == os.sched_getaffinity(0)
+
+
+def test_mitogen_own_strategy_pins_workers(tmp_path: Path) -> None:
+    """The control: Mitogen's own mitogen_linear pins a worker to one CPU (the shim undoes it)."""
+    import ansible_mitogen
+
+    plugins = Path(ansible_mitogen.__file__).parent / "plugins" / "strategy"
+    cpus, _ = _run(
+        tmp_path, {"ANSIBLE_STRATEGY_PLUGINS": str(plugins), "ANSIBLE_STRATEGY": "mitogen_linear"}
+    )
+    assert len(cpus) == 1
+
+
+def _skipped(**kw: str) -> list[str]:
+    from rocmprov.provision.runner import ApplyOptions, build_cmdline
+
+    args = build_cmdline(ApplyOptions(inventory="inv.ini", **kw))
+    return args[args.index("--skip-tags") + 1].split(",") if "--skip-tags" in args else []
+
+
+def test_roles_run_only_on_request_are_skipped_up_front() -> None:
+    """health and metrics (tags: [never, ...]) are skipped by tag unless asked for: Ansible
+    would otherwise run their argument checks (tagged always) on every host."""
+    assert _skipped() == ["rocmprov_health", "rocmprov_metrics"]
+    assert _skipped(skip_tags="rocmprov_torch") == [
+        "rocmprov_torch",
+        "rocmprov_health",
+        "rocmprov_metrics",
+    ]
+    assert _skipped(tags="health") == ["rocmprov_metrics"]
+    assert _skipped(tags="rocmprov_users,metrics") == ["rocmprov_health"]
+    assert _skipped(tags="never") == []  # every never-tagged task: both roles may run
+    assert _skipped(skip_tags="rocmprov_health") == ["rocmprov_health", "rocmprov_metrics"]
+
+
+def test_skipping_on_request_roles_changes_no_task_list(tmp_path: Path) -> None:
+    """The same tasks run with and without the added --skip-tags, but the two argument checks."""
+    from rocmprov.provision.runner import ApplyOptions, build_cmdline, playbook_dir
+
+    def tasks(args: list[str]) -> list[str]:
+        proc = subprocess.run(
+            [str(ANSIBLE_PLAYBOOK), "-i", "localhost,", "--list-tasks", *args,
+             str(playbook_dir() / "site.yml")],
+            capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+        return [line.strip() for line in proc.stdout.splitlines() if " : " in line]
+
+    plain = tasks([])
+    ours = tasks(build_cmdline(ApplyOptions(inventory="inv.ini")))
+    dropped = [t for t in plain if t not in ours]
+    assert len(dropped) == 2, dropped
+    assert all("Validating arguments" in t for t in dropped), dropped
+    assert {t.split(" : ")[0] for t in dropped} == {"rocmprov_health", "rocmprov_metrics"}
+    assert [t for t in plain if t in ours] == ours
