@@ -46,8 +46,11 @@ def _run(tmp_path: Path, env: dict[str, str]) -> tuple[set[int], str]:
     play.write_text(PLAY)
     clean = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
     proc = subprocess.run(
-        [str(ANSIBLE_PLAYBOOK), "-i", "localhost,", str(play),
-         "-e", f"ansible_python_interpreter={sys.executable}"],  # fmt: skip
+        [
+            str(ANSIBLE_PLAYBOOK),
+            *("-i", "localhost,", str(play)),
+            *("-e", f"ansible_python_interpreter={sys.executable}"),
+        ],
         env={**clean, **env, "ANSIBLE_NOCOLOR": "1"},
         capture_output=True,
         text=True,
