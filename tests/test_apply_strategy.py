@@ -8,10 +8,14 @@ rocmprov_mitogen it keeps the CPUs this test process may use.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from rocmprov.provision.runner import FAST_STRATEGY, STRATEGY_DIR, strategy_env
@@ -127,3 +131,73 @@ def test_skipping_on_request_roles_changes_no_task_list(tmp_path: Path) -> None:
     assert all("Validating arguments" in t for t in dropped), dropped
     assert {t.split(" : ")[0] for t in dropped} == {"rocmprov_health", "rocmprov_metrics"}
     assert [t for t in plain if t in ours] == ours
+
+
+def _processes_naming(text: str) -> list[int]:
+    """Processes whose command line contains `text` (all of /proc: orphans too)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if text in argv:
+            found.append(int(entry.name))
+    return found
+
+
+def test_interrupted_apply_leaves_no_task_workers(tmp_path: Path) -> None:
+    """Ctrl-C during a run: ansible-playbook and every task worker it forked are gone. runner's
+    own cancel SIGKILLs ansible-playbook's process group only; Ansible's task workers run in
+    sessions of their own (WorkerProcess._detach), and with Mitogen a worker whose multiplexer
+    was killed waits forever: they were left running under init."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "ansible.cfg").write_text("[defaults]\ninterpreter_python = auto_silent\n")
+    (proj / "site.yml").write_text(
+        "- name: test play\n  hosts: all\n  gather_facts: false\n  tasks:\n"
+        "    - name: long pause\n      ansible.builtin.command: sleep 60\n"
+        "      changed_when: false\n"
+    )
+    inv = tmp_path / "workers.ini"
+    inv.write_text(
+        "".join(
+            f"h{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n"
+            for i in range(2)
+        )
+    )
+    script = (
+        "import json\n"
+        "from rocmprov.provision.runner import ApplyOptions, run_apply\n"
+        f"r = run_apply(ApplyOptions(inventory={str(inv)!r}, playbook_dir={str(proj)!r},"
+        f" state_dir={str(tmp_path / 'runs')!r}))\n"
+        "print(json.dumps({'status': r.status, 'exit': int(r.exit_code)}))\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path.cwd())},
+    )
+    left: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        # both hosts' workers started (the top-level process, its multiplexer, two workers)
+        while len(_processes_naming(str(inv))) < 4 and time.monotonic() < deadline:
+            assert child.poll() is None, "apply ended early"
+            time.sleep(0.2)
+        time.sleep(1)
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=120)
+        assert json.loads(out.strip().splitlines()[-1]) == {"status": "canceled", "exit": 130}
+        time.sleep(3)  # the workers' own exit, if they were going to
+        left = _processes_naming(str(inv))
+        assert left == [], f"left running after Ctrl-C: {left}"
+    finally:
+        for pid in left:  # this test's own orphans only (their command line names its tmp_path)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if child.poll() is None:
+            child.kill()

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmprov.exitcodes import Exit, UsageError
+from rocmprov.provision.cancel import GracefulCancel
 from rocmprov.provision.events import EventCollector, FailedTask, HostResult, failure_message
 from rocmprov.provision.extravars import parse_extravars, private_vars_file, remove_vars_file
 from rocmprov.provision.extravars import sweep_stale as sweep_stale_vars
@@ -289,12 +290,10 @@ def run_apply(
     start = time.monotonic()
     try:
         with _vars_file(opts.extravars) as vars_path, sigint_as_flag() as flag:
-            cancelled = cancel or flag
-
-            def cancel_callback() -> bool:
-                return flag.is_set() or cancelled.is_set()
+            cancel_callback = GracefulCancel(flag, *([cancel] if cancel else []))
 
             def handle(event: dict[str, Any]) -> bool:
+                cancel_callback.note(event)
                 if vars_path and event.get("event") == "playbook_on_start":
                     remove_vars_file(vars_path)  # loaded by now: off the disk at once
                 clean = scrubber.obj(event)  # in place: runner writes this very dict
@@ -335,6 +334,8 @@ def run_apply(
         except (ValueError, AttributeError):
             command = ""
     status = runner.status or "error"
+    if cancel_callback.signalled:  # ansible-playbook stopped on our SIGINT: runner says failed
+        status = "canceled"
     hosts = collector.results()
     message = ""
     if status == "canceled":
