@@ -201,3 +201,35 @@ def test_interrupted_apply_leaves_no_task_workers(tmp_path: Path) -> None:
                 os.kill(pid, signal.SIGKILL)
         if child.poll() is None:
             child.kill()
+
+
+def test_a_broken_mitogen_names_the_way_out(tmp_path: Path, monkeypatch) -> None:
+    """Mitogen failing to load inside ansible-playbook (here: the strategy plugin raising on
+    import, as a Mitogen release that does not know the installed ansible-core would) fails
+    the run with one line that names `--strategy linear`; that option then runs the play."""
+    from rocmprov.provision import runner
+
+    plugins = tmp_path / "strategy"
+    plugins.mkdir()
+    (plugins / f"{runner.FAST_STRATEGY}.py").write_text(
+        "raise ImportError('ansible_mitogen: this Ansible is not supported')\n"
+    )
+    monkeypatch.setattr(runner, "STRATEGY_DIR", plugins)
+    inv = tmp_path / "inv.ini"
+    inv.write_text(f"localhost ansible_connection=local ansible_python_interpreter={sys.executable}"
+                   "\n")  # fmt: skip
+
+    def go(fast: bool) -> runner.ApplyResult:
+        opts = runner.ApplyOptions(
+            inventory=str(inv), tags="rocmprov_users", check=True,
+            state_dir=str(tmp_path / "state"), fast=fast,
+        )  # fmt: skip
+        return runner.run_apply(opts)
+
+    broken = go(True)
+    assert broken.status != "successful"
+    assert "--strategy linear" in broken.message, broken.message
+    assert "\n" not in broken.message
+    works = go(False)
+    assert works.status == "successful", works.message
+    assert "--strategy linear" not in works.message

@@ -342,6 +342,8 @@ def run_apply(
         message = "interrupted: ansible-playbook was stopped; rerun to converge"
     elif not hosts:
         message = _stdout_error(run_dir) or "no hosts were run (check the inventory and --limit)"
+        if opts.fast and "mitogen" in message.lower():
+            message += " (Mitogen's strategy failed: rerun with --strategy linear)"
     return ApplyResult(
         status=status,
         ansible_rc=runner.rc,
