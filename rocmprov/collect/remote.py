@@ -16,6 +16,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 from rocmprov.collect.bundle import Bundle, ProbeOutput
 from rocmprov.probes import Probe
@@ -52,8 +53,14 @@ class Parsed:
 def build_script(probes: Sequence[Probe], nonce: str, *, sudo_argv: Sequence[str] = ()) -> str:
     """The POSIX sh script for `probes`. sudo_argv (e.g. sudo -n --) prefixes root probes."""
     mark = f"@@rocmprov-{nonce}"
+    return f"M={shlex.quote(mark)}\n" + _script_body(tuple(probes), tuple(sudo_argv))
+
+
+@lru_cache(maxsize=64)
+def _script_body(probes: tuple[Probe, ...], sudo_argv: tuple[str, ...]) -> str:
+    """Everything after the marker line: the same for every host of a fleet audit (built once;
+    the nonce is only in `M=`)."""
     lines = [
-        f"M={shlex.quote(mark)}",
         "up() { { read -r U _ </proc/uptime; } 2>/dev/null || U=0; }",
         "T=",
         'for d in "${TMPDIR:-/tmp}" /tmp /dev/shm /var/tmp "$HOME"; do',
@@ -99,8 +106,7 @@ def parse_output(
     text: str, probes: Sequence[Probe], nonce: str, *, started_at: datetime | None = None
 ) -> Parsed:
     """Split the script's stdout back into ProbeOutputs (stdout/stderr exact, byte for byte)."""
-    mark = re.escape(f"@@rocmprov-{nonce}")
-    parts = re.split(rf"^{mark} ([^\n]*)\n", text, flags=re.MULTILINE)
+    parts = split_marked(text, f"@@rocmprov-{nonce} ")
     by_id = {p.id: p for p in probes}
     parsed = Parsed()
     t0: float | None = None
@@ -127,6 +133,27 @@ def parse_output(
         elif kind == "done":
             parsed.done = True
     return parsed
+
+
+def split_marked(text: str, head: str) -> list[str]:
+    """re.split(rf"^{re.escape(head)}([^\\n]*)\\n", text, flags=re.MULTILINE), by str.find: [before,
+    line, body, line, body, ...] where a marker line starts a line with `head` and ends with a
+    newline. No regex compiled per host (the head holds each host's nonce)."""
+    parts: list[str] = []
+    chunk = 0  # where the current body starts
+    at = text.find(head)
+    while at != -1:
+        if at == 0 or text[at - 1] == "\n":
+            nl = text.find("\n", at + len(head))
+            if nl == -1:  # a marker line needs its newline; none follows, nor any later
+                break
+            parts += [text[chunk:at], text[at + len(head) : nl]]
+            chunk = nl + 1
+            at = text.find(head, chunk)
+        else:
+            at = text.find(head, at + 1)
+    parts.append(text[chunk:])
+    return parts
 
 
 def _output(
