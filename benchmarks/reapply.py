@@ -100,12 +100,24 @@ def tasks_per_host(out: Path) -> float | None:
     return round(sum(int(a) + int(b) for a, b, _ in rows) / len(rows), 1)
 
 
-def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
-    work = tmp / f"n{n}"
+def amd_vars(lab: Path, work: Path) -> dict:
+    """The `amd` source: AMD's repositories of the release table, built at AMD's paths and
+    signed (tests/lab/amdrepo.py, as the lab tests use them), served on the lab's bridge; the
+    table's default release (the one a user gets), no GPU (the driver path is skipped)."""
+    sys.path.insert(0, str(REPO))
+    from tests.lab import amdrepo
+    from tests.lab.lab import Lab
+
+    served = amdrepo.serve(Lab(lab), amdrepo.build(work / "amdrepos" / "root"))
+    return {**VARS, "rocmprov_repo_source": "amd", "rocmprov_mirrors": served.mirrors}
+
+
+def bench_size(n: int, runs: int, with_audit: bool, tmp: Path, source: str = "distro",
+               with_linear: bool = True) -> dict:  # fmt: skip
+    work = tmp / f"n{n}-{source}"
     work.mkdir(parents=True, exist_ok=True)
     lab = work / "lab"
     varfile = work / "vars.json"
-    varfile.write_text(json.dumps(VARS))
     if (lab / "lab.json").is_file():  # a lab left by an interrupted run: reuse (and stop) it
         log(f"reusing the lab in {lab}")
     else:
@@ -118,6 +130,7 @@ def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
             timeout=600,
         )
     try:
+        varfile.write_text(json.dumps(amd_vars(lab, work) if source == "amd" else VARS))
         become_subreaper()
         inv = str(lab / "inventory.ini")
         clean = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
@@ -199,7 +212,8 @@ def bench_size(n: int, runs: int, with_audit: bool, tmp: Path) -> dict:
         variants = []
         if apply_ok:
             variants.append(("rocmprov", rocmprov(False), check_json))
-            variants.append(("rocmprov-linear", rocmprov(False, "linear"), check_json))
+            if with_linear:
+                variants.append(("rocmprov-linear", rocmprov(False, "linear"), check_json))
             if with_audit:
                 variants.append(("rocmprov+audit", rocmprov(True), check_json))
         variants += [
@@ -257,6 +271,16 @@ def main() -> int:
     parser.add_argument(
         "--no-audit-variant", action="store_true", help="skip the rocmprov+audit variant"
     )
+    parser.add_argument(
+        "--source",
+        choices=("distro", "amd"),
+        default="distro",
+        help="distro: Debian's own ROCm packages (the earlier runs); amd: AMD's repositories at "
+        "their published paths, served in the lab, the default release (results: reapply-amd.json)",
+    )
+    parser.add_argument(
+        "--no-linear-variant", action="store_true", help="skip the rocmprov-linear variant"
+    )
     parser.add_argument("--workdir", help="scratch directory (default: a new temp dir)")
     parser.add_argument("--out", help="results directory (default benchmarks/results)")
     parser.add_argument(
@@ -278,18 +302,21 @@ def main() -> int:
         "skip_tags": SKIP_TAGS,
         "sizes": [],
     }
+    name = "reapply-amd" if args.source == "amd" else "reapply"
+    doc["source"] = args.source
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    old = (out or RESULTS) / "reapply.json"
+    old = (out or RESULTS) / f"{name}.json"
     if args.append and old.is_file():
         doc["sizes"] = [s for s in json.loads(old.read_text())["sizes"] if s["n"] not in sizes]
     for n in sizes:
-        doc["sizes"].append(bench_size(n, args.runs, not args.no_audit_variant, tmp))
+        audit, linear = not args.no_audit_variant, not args.no_linear_variant
+        doc["sizes"].append(bench_size(n, args.runs, audit, tmp, args.source, linear))
         doc["sizes"].sort(key=lambda s: s["n"])
-        write_result("reapply", doc, out)
+        write_result(name, doc, out)
     print(reapply_table(doc))
     for size in doc["sizes"]:
         print(f"N={size['n']}: {size['ratios']}")
-    print(f"\nresults: {write_result('reapply', doc, out)}")
+    print(f"\nresults: {write_result(name, doc, out)}")
     return 0
 
 
