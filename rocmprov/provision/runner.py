@@ -191,13 +191,27 @@ def playbook_dir() -> Path:
     return path
 
 
-# Roles that site.yml runs only when asked for by tag (`tags: [never, ...]`). Ansible still
-# runs each one's argument check (tagged always) on every host; skipping their tags up front
-# costs nothing and saves a task per role and host.
-ON_REQUEST_ROLES: dict[str, frozenset[str]] = {
-    "rocmprov_health": frozenset({"health", "rocmprov_health"}),
-    "rocmprov_metrics": frozenset({"metrics", "rocmprov_metrics"}),
-}
+def on_request_roles(project: Path) -> dict[str, frozenset[str]]:
+    """Roles that site.yml runs only when asked for by tag (`tags: [never, ...]`), with those
+    tags, read from site.yml itself. Ansible still runs each one's argument check (tagged
+    always) on every host; skipping them by tag up front saves a task per role and host."""
+    import yaml
+
+    try:
+        plays = yaml.safe_load((project / PLAYBOOK).read_text()) or []
+    except (OSError, yaml.YAMLError):
+        return {}
+    out: dict[str, frozenset[str]] = {}
+    for play in plays if isinstance(plays, list) else []:
+        for role in (play.get("roles") or []) if isinstance(play, dict) else []:
+            tags = set(role.get("tags") or []) if isinstance(role, dict) else set()
+            if "never" in tags and role.get("role"):
+                out[str(role["role"])] = frozenset(tags - {"never"})
+    return out
+
+
+def _project(opts: ApplyOptions) -> Path:
+    return Path(opts.playbook_dir) if opts.playbook_dir else playbook_dir()
 
 
 def build_cmdline(opts: ApplyOptions) -> list[str]:
@@ -212,7 +226,7 @@ def build_cmdline(opts: ApplyOptions) -> list[str]:
     skip = [t.strip() for t in (opts.skip_tags or "").split(",") if t.strip()]
     skip += [
         role
-        for role, tags in ON_REQUEST_ROLES.items()
+        for role, tags in on_request_roles(_project(opts)).items()
         if not asked & (tags | {"never"}) and role not in skip
     ]
     if skip:
@@ -257,7 +271,7 @@ def run_apply(
     from ansible_runner.interface import init_runner
 
     inventory = Path(opts.inventory).expanduser().resolve()
-    project = Path(opts.playbook_dir) if opts.playbook_dir else playbook_dir()
+    project = _project(opts)
     run_dir = fresh_run_dir(state_root(opts.state_dir))
     cmdline = build_cmdline(opts)
     collector = EventCollector(on_event)
