@@ -8,10 +8,11 @@ Each event has a short tag (the same tags as tests/fixtures/README.md), the PCI 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 _BDF = r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
-_PREFIXES = (
+_PREFIXES = (  # the first two both hold "kernel:" (see _log_format)
     re.compile(r"^[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s+\S+\s+kernel:\s?"),  # syslog/journal
     re.compile(r"^\d{4}-\d\d-\d\dT\S+\s+\S+\s+kernel:\s?"),  # journalctl -o short-iso
     re.compile(r"^<\d+>"),  # dmesg -r / kmsg priority
@@ -120,19 +121,18 @@ _KEYWORDS: dict[str, tuple[str, ...]] = {
 
 def parse_dmesg(text: str) -> Dmesg:
     lowered = text.lower()
-    active = [(tag, pattern, _KEYWORDS[tag]) for tag, pattern in _RULES
-              if any(k in lowered for k in _KEYWORDS[tag])]
+    active = [
+        (tag, pattern, _KEYWORDS[tag])
+        for tag, pattern in _RULES
+        if any(k in lowered for k in _KEYWORDS[tag])
+    ]
     events: list[DmesgEvent] = []
     bdfs: dict[str, None] = {}
-    fmt = "dmesg" if text.strip() else ""
+    joined = "\n".join(text.splitlines())
+    fmt = _log_format(joined) if text.strip() else ""
     # a line matters when amdgpu speaks (its devices) or it holds an active rule's keyword
     words = ["amdgpu"] + [k for _, _, kws in active for k in kws]
-    relevant = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
-    for raw in text.splitlines():
-        if fmt == "dmesg" and (m := _PREFIXES[0].match(raw) or _PREFIXES[1].match(raw)):
-            fmt = "syslog" if _PREFIXES[3].match(raw[m.end() :]) else "journalctl"
-        if not relevant.search(raw, 0, _MAX_LINE):
-            continue
+    for raw in _lines_with(words, joined, lowered):
         line = strip_prefix(raw[:_MAX_LINE]).strip()
         if not line:
             continue
@@ -166,6 +166,41 @@ def parse_dmesg(text: str) -> Dmesg:
                 bdfs.setdefault(where, None)
             events.append(DmesgEvent(tag, where, line[:500], detail))
     return Dmesg(tuple(events), tuple(bdfs), fmt)
+
+
+def _lines_with(words: list[str], joined: str, lowered: str) -> Iterator[str]:
+    """The lines of `joined` whose first _MAX_LINE characters, lower-cased, hold one of the
+    (lower-case) `words`, in order. One scan of the whole lower-cased text (most kernel log
+    lines hold no word), not a search per line; per line only where lower-casing changed the
+    text's length (rare letters), as positions then no longer line up."""
+    needle = re.compile("|".join(re.escape(w) for w in words))
+    low = "\n".join(lowered.splitlines())
+    if len(low) != len(joined):
+        yield from (raw for raw in joined.split("\n") if needle.search(raw[:_MAX_LINE].lower()))
+        return
+    pos = 0
+    while pos <= len(low) and (m := needle.search(low, pos)):
+        start = low.rfind("\n", 0, m.start()) + 1
+        end = low.find("\n", m.end())
+        end = len(low) if end < 0 else end
+        if needle.search(low, start, min(end, start + _MAX_LINE)):
+            yield joined[start:end]
+        pos = end + 1
+
+
+def _log_format(joined: str) -> str:
+    """syslog or journalctl, from the first line with such a prefix; else dmesg. Both
+    prefixes hold "kernel:", so only lines that do are tried (a fast substring scan)."""
+    at = joined.find("kernel:")
+    while at >= 0:
+        start = joined.rfind("\n", 0, at) + 1
+        end = joined.find("\n", at)
+        end = len(joined) if end < 0 else end
+        line = joined[start:end]
+        if m := _PREFIXES[0].match(line) or _PREFIXES[1].match(line):
+            return "syslog" if _PREFIXES[3].match(line[m.end() :]) else "journalctl"
+        at = joined.find("kernel:", end)
+    return "dmesg"
 
 
 def _norm(bdf: str) -> str:

@@ -16,17 +16,18 @@ class OsRelease:
     codename: str = ""
 
 
+_KEY = re.compile(r"[A-Z_][A-Z0-9_]*")
+# values shlex would return unchanged (os-release's usual forms): "quoted", 'quoted', bare
+_PLAIN_VALUE = re.compile(r'"([^"\\$`]*)"|\'([^\']*)\'|([^\s"\'\\]*)')
+
+
 def parse_os_release(text: str) -> OsRelease:
     values: dict[str, str] = {}
     for line in text.splitlines():
         key, sep, raw = line.partition("=")
-        if not sep or not re.fullmatch(r"[A-Z_][A-Z0-9_]*", key.strip()):
+        if not sep or not _KEY.fullmatch(key.strip()):
             continue
-        try:
-            parts = shlex.split(raw, posix=True)
-        except ValueError:
-            parts = [raw.strip("\"'")]
-        values[key.strip()] = parts[0] if parts else ""
+        values[key.strip()] = _value(raw)
     return OsRelease(
         id=values.get("ID", "").lower(),
         version_id=values.get("VERSION_ID", ""),
@@ -34,6 +35,17 @@ def parse_os_release(text: str) -> OsRelease:
         id_like=tuple(values.get("ID_LIKE", "").lower().split()),
         codename=values.get("VERSION_CODENAME", "") or values.get("UBUNTU_CODENAME", ""),
     )
+
+
+def _value(raw: str) -> str:
+    """The first shell word of an os-release value (shlex for anything but the plain forms)."""
+    if m := _PLAIN_VALUE.fullmatch(raw):
+        return next(g for g in m.groups() if g is not None)
+    try:
+        parts = shlex.split(raw, posix=True)
+    except ValueError:
+        parts = [raw.strip("\"'")]
+    return parts[0] if parts else ""
 
 
 def infer_os_release(text: str) -> OsRelease:

@@ -15,7 +15,6 @@ import errno
 import logging
 import select
 import socket
-import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -36,6 +35,8 @@ from rocmprov.transport.ssh.command import (
 from rocmprov.transport.ssh.config import SSHOptions, Target, resolve
 from rocmprov.transport.ssh.jump import jump_chain
 from rocmprov.transport.ssh.known_hosts import check_host_key, prefer_known_key_types
+from rocmprov.transport.ssh.watchdog import WATCHDOG
+from rocmprov.transport.ssh.wire import WireTransport, prefer_aead
 
 if TYPE_CHECKING:
     from rocmprov.inventory import HostSpec
@@ -142,6 +143,9 @@ class SSHTransport:
         self._closed = True
         for t in [self._transport, *reversed(self._hops)]:
             if t is not None:
+                if isinstance(t.sock, socket.socket):  # wakes its thread's blocked read now
+                    with contextlib.suppress(OSError):
+                        t.sock.shutdown(socket.SHUT_RDWR)
                 with contextlib.suppress(Exception):
                     t.close()
 
@@ -164,13 +168,14 @@ class SSHTransport:
         except (OSError, paramiko.SSHException) as exc:
             raise self._classify(exc, where_to, timeout) from None
         try:
-            t = paramiko.Transport(sock)
+            t = WireTransport(sock)
         except (OSError, paramiko.SSHException) as exc:
             with contextlib.suppress(Exception):
                 sock.close()
             raise self._classify(exc, where_to, timeout) from None
         try:
             t.banner_timeout = t.handshake_timeout = t.auth_timeout = timeout
+            prefer_aead(t)
             prefer_known_key_types(t, self._options.known_hosts, target.known_name)
             t.start_client(timeout=timeout)
             if getattr(t, "host_key", None) is None:  # start_client returns on its timeout
@@ -280,9 +285,7 @@ class SSHTransport:
         deadline = start + timeout
         # A last resort for a peer that stops answering mid-request: closing the transport
         # wakes every blocked paramiko call.
-        watchdog = threading.Timer(timeout + self._options.connect_timeout, t.close)
-        watchdog.daemon = True
-        watchdog.start()
+        watchdog = WATCHDOG.arm(timeout + self._options.connect_timeout, t.close)
         chan: paramiko.Channel | None = None
         try:
             chan = t.open_session(timeout=self._options.connect_timeout)
@@ -301,7 +304,7 @@ class SSHTransport:
                 f"connection lost after {time.monotonic() - start:.1f}s: {text}",
             ) from None
         finally:
-            watchdog.cancel()
+            WATCHDOG.disarm(watchdog)
             if chan is not None:
                 with contextlib.suppress(Exception):
                     chan.close()

@@ -1,0 +1,173 @@
+"""How connections use the wire (rocmprov/transport/ssh/wire.py, watchdog.py), against real
+OpenSSH servers on loopback: AES-GCM chosen where offered, the rest where not, a closed
+connection's thread gone at once, and one watchdog thread for every command's deadline."""
+
+# ruff: noqa: F811
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import paramiko
+import pytest
+from test_ssh import (  # the loopback sshd fixtures (real OpenSSH servers)
+    Keys,
+    LoopbackSshd,
+    keys,  # noqa: F401  (fixture)
+    known,  # noqa: F401  (fixture)
+    options,
+    pytestmark,  # noqa: F401  (skip without root and sshd)
+    ssh_base,  # noqa: F401  (fixture)
+    sshd,  # noqa: F401  (fixture)
+    start_sshd,
+    transport,
+)
+
+from rocmprov.transport.base import FailureClass, HostUnreachable
+from rocmprov.transport.ssh import SSHTransport
+from rocmprov.transport.ssh.watchdog import WATCHDOG, Watchdog
+
+
+@pytest.fixture(scope="module")
+def ctr_only(ssh_base: Path, keys: Keys) -> Iterator[LoopbackSshd]:
+    """An sshd that offers no AES-GCM (as a hardened or old server may)."""
+    server = start_sshd(
+        ssh_base, {"root": keys.good_pub + "\n"}, name="ctr", extra="Ciphers aes256-ctr\n"
+    )
+    yield server
+    server.stop()
+
+
+def test_openssh_gets_aes_gcm(sshd: LoopbackSshd, keys: Keys, known: Path) -> None:
+    with transport(sshd, keys, known) as t:
+        assert t.run("echo ok", timeout=10).stdout == "ok\n"
+        wire = t._transport
+        assert wire is not None
+        assert (wire.local_cipher, wire.remote_cipher) == ("aes128-gcm@openssh.com",) * 2
+
+
+def test_a_server_without_gcm_still_connects(
+    ctr_only: LoopbackSshd, keys: Keys, tmp_path: Path
+) -> None:
+    known = tmp_path / "known_hosts"
+    known.write_text(ctr_only.known_line())
+    with transport(ctr_only, keys, known) as t:
+        assert t.run("echo ok", timeout=10).stdout == "ok\n"
+        assert t._transport is not None and t._transport.local_cipher == "aes256-ctr"
+
+
+def _wire_thread(t: SSHTransport) -> threading.Thread:
+    wire = t._transport
+    assert wire is not None and wire.is_alive()
+    return wire
+
+
+def test_close_ends_the_connection_thread_at_once(
+    sshd: LoopbackSshd, keys: Keys, known: Path
+) -> None:
+    """The thread polls its socket once a second (not ten times); close() must not leave it
+    waiting for that poll: it ends well inside one interval."""
+    t = transport(sshd, keys, known)
+    t.connect()
+    thread = _wire_thread(t)
+    assert thread._active_check_timeout >= 1.0  # type: ignore[attr-defined]
+    time.sleep(0.3)  # idle inside a poll
+    start = time.monotonic()
+    t.close()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert time.monotonic() - start < 0.8
+
+
+def _freeze(pids: list[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+@pytest.mark.parametrize("when", ["before the channel", "before the command's reply"])
+def test_a_frozen_host_fails_in_bounded_time_and_leaves_no_deadline(
+    sshd: LoopbackSshd, keys: Keys, known: Path, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    """The host's session stops answering (SIGSTOP: no RST, as in a partition): the command
+    ends with a named failure within its timeout plus the connect timeout, and its watchdog
+    deadline is gone afterwards. Frozen just before the exec request, paramiko waits for the
+    reply with no timeout of its own: only the watchdog's close ends that wait."""
+    t = SSHTransport(
+        "lo",
+        options=options(known, timeout=1.0),
+        address="127.0.0.1",
+        port=sshd.port,
+        user="root",
+        key_file=str(keys.good),
+    )
+    t.connect()
+    frozen = sshd.sessions()
+    assert frozen
+    before = WATCHDOG.pending()
+    if when == "before the channel":
+        _freeze(frozen, signal.SIGSTOP)
+    else:
+        exec_command = paramiko.Channel.exec_command
+
+        def freeze_then_exec(chan: paramiko.Channel, command: str) -> None:
+            _freeze(frozen, signal.SIGSTOP)
+            exec_command(chan, command)
+
+        monkeypatch.setattr(paramiko.Channel, "exec_command", freeze_then_exec)
+    try:
+        start = time.monotonic()
+        with pytest.raises(HostUnreachable) as info:
+            t.exec("echo never", timeout=1)
+        took = time.monotonic() - start
+    finally:
+        _freeze(frozen, signal.SIGCONT)
+        t.close()
+    assert info.value.failure is FailureClass.DISCONNECTED
+    assert took < 1 + 1.0 + 3  # the command's timeout + the connect timeout + slack
+    assert WATCHDOG.pending() == before
+
+
+# --- the watchdog on its own ------------------------------------------------------------------
+
+
+def test_watchdog_runs_actions_in_deadline_order_and_not_disarmed_ones() -> None:
+    dog = Watchdog()
+    fired: list[str] = []
+    done = threading.Event()
+    dog.arm(0.30, lambda: (fired.append("c"), done.set()))
+    dog.arm(0.10, lambda: fired.append("a"))
+    token = dog.arm(0.05, lambda: fired.append("never"))
+    dog.arm(0.20, lambda: fired.append("b"))
+    dog.disarm(token)
+    assert done.wait(5)
+    assert fired == ["a", "b", "c"]
+    assert dog.pending() == 0
+
+
+def test_watchdog_wakes_for_an_earlier_deadline_and_survives_a_failing_action() -> None:
+    dog = Watchdog()
+    early = threading.Event()
+    dog.arm(30, lambda: None)  # the loop now sleeps towards this one
+    dog.arm(0.05, lambda: 1 / 0)
+    dog.arm(0.1, early.set)
+    start = time.monotonic()
+    assert early.wait(5)
+    assert time.monotonic() - start < 2
+
+
+def test_one_thread_serves_many_deadlines() -> None:
+    dog = Watchdog()
+    before = {t.ident for t in threading.enumerate()}
+    tokens = [dog.arm(60, lambda: None) for _ in range(500)]
+    new = [t for t in threading.enumerate() if t.ident not in before]
+    assert [t.name for t in new] == ["rocmprov-watchdog"]
+    for token in tokens:
+        dog.disarm(token)
+    assert dog.pending() == 0
