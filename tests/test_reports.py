@@ -127,3 +127,16 @@ def test_every_format_renders_through_the_cli() -> None:
 def test_no_color_and_pipe_have_no_escape_codes() -> None:
     run = rocmprov("audit")
     assert "\x1b[" not in run.stdout
+
+
+def test_json_is_one_document_with_a_line_per_host() -> None:
+    from rocmprov.report import json_report
+
+    text = json_report.render(RESULT)
+    doc = json.loads(text)
+    assert doc == json_report.audit_document(RESULT)  # nothing lost or reordered by the layout
+    lines = text.splitlines()
+    host_lines = [ln for ln in lines if ln.startswith('    {"host": ')]
+    assert [json.loads(ln.rstrip(","))["host"] for ln in host_lines] == ["gpu01", "gpu02", "gpu03"]
+    assert lines[0] == "{" and lines[-1] == "}" and lines[1] == '  "schema": "rocmprov.audit/1",'
+    assert '  "hosts": [' in lines and '  "error": null' in lines

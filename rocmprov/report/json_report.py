@@ -58,4 +58,20 @@ def error_document(message: str, code: Exit, schema: str = SCHEMA) -> dict[str, 
 
 
 def render(result: AuditResult) -> str:
-    return json.dumps(audit_document(result), indent=2) + "\n"
+    return layout(audit_document(result))
+
+
+def layout(doc: dict[str, Any]) -> str:
+    """The document with one top-level key per line and each host (each summary group) on a
+    line of its own: grep, diff and `head` work per host, and the whole is written by json's
+    C encoder (its indenting encoder is pure Python: ~0.5 ms a host, most of a 2,000-host
+    report's time)."""
+    lines = []
+    for key, value in doc.items():
+        name = json.dumps(key)
+        if isinstance(value, list) and value:
+            items = ",\n".join(f"    {json.dumps(item)}" for item in value)
+            lines.append(f"  {name}: [\n{items}\n  ]")
+        else:
+            lines.append(f"  {name}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
