@@ -86,14 +86,9 @@ def _stream(
     from rocmprov.transport.ssh import SSHOptions
 
     known, config = ssh_files(args, hosts)
-    preflight(hosts, SSHOptions.load(known_hosts=known, ssh_config=config))
-    results = collect_fleet(
-        hosts,
-        forks=args.forks,
-        accept_new=args.accept_new,
-        known_hosts=known,
-        ssh_config=config,
-    )
+    options = SSHOptions.load(known_hosts=known, ssh_config=config, accept_new=args.accept_new)
+    preflight(hosts, options)  # the same options (files read once, names looked up once)
+    results = collect_fleet(hosts, forks=args.forks, options=options)
     with _Progress(len(hosts)) as progress:
         for spec, result in results:
             progress.done(spec.name, result)

@@ -47,6 +47,7 @@ def collect_fleet(
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     on_done: OnDone | None = None,
     probes_for: ProbesFor = default_probes,
+    options: SSHOptions | None = None,
 ) -> Iterator[tuple[HostSpec, HostResult]]:
     """Yield (host, Bundle | HostUnreachable) for every host, in the order they finish.
 
@@ -55,14 +56,16 @@ def collect_fleet(
     on_done is called in the caller's thread just before each yield (for progress output).
     A bad known_hosts or ssh_config path raises UsageError before any host is contacted.
     Closing the iterator early (break, Ctrl-C) closes every open connection and cancels the
-    hosts not started.
+    hosts not started. `options`, when given, is used instead of the four above (a caller
+    that already loaded them for a preflight).
     """
-    options = SSHOptions.load(
-        known_hosts=known_hosts,
-        ssh_config=ssh_config,
-        accept_new=accept_new,
-        connect_timeout=connect_timeout,
-    )
+    if options is None:
+        options = SSHOptions.load(
+            known_hosts=known_hosts,
+            ssh_config=ssh_config,
+            accept_new=accept_new,
+            connect_timeout=connect_timeout,
+        )
     return _run(list(hosts), max(1, forks), options, on_done, probes_for)
 
 
