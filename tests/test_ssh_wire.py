@@ -82,7 +82,8 @@ def test_close_ends_the_connection_thread_at_once(
     t.close()
     thread.join(5)
     assert not thread.is_alive()
-    assert time.monotonic() - start < 0.8
+    # without the socket's shutdown the thread sleeps out its poll: ~0.7 s more here
+    assert time.monotonic() - start < 0.25
 
 
 def _freeze(pids: list[int], sig: signal.Signals) -> None:
