@@ -172,3 +172,53 @@ def test_one_thread_serves_many_deadlines() -> None:
     for token in tokens:
         dog.disarm(token)
     assert dog.pending() == 0
+
+
+def _dog_threads(before: set[int | None]) -> list[threading.Thread]:
+    return [
+        t for t in threading.enumerate() if t.ident not in before and t.name == "rocmprov-watchdog"
+    ]
+
+
+def test_watchdog_thread_ends_when_nothing_is_armed() -> None:
+    """An idle watchdog holds no thread: a process whose audit is over is single-threaded again,
+    so a second audit in it (`repair` audits before and after) still forks its checks worker
+    (fleet_checks forks only while `threading.active_count() == 1`)."""
+    before = {t.ident for t in threading.enumerate()}
+    dog = Watchdog()
+    fired = threading.Event()
+    dog.disarm(dog.arm(60, lambda: None))
+    dog.arm(0.05, fired.set)
+    assert fired.wait(5)
+    deadline = time.monotonic() + 2
+    while _dog_threads(before) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _dog_threads(before) == []
+    again = threading.Event()  # and it comes back when armed again
+    dog.arm(0.05, again.set)
+    assert again.wait(5)
+
+
+def test_a_blocked_action_does_not_hold_up_other_deadlines() -> None:
+    """Closing one transport can block (a channel through a jump host whose socket is full):
+    another connection's deadline must still fire on time."""
+    dog = Watchdog()
+    release, other = threading.Event(), threading.Event()
+    dog.arm(0.05, lambda: release.wait(10))
+    dog.arm(0.1, other.set)
+    try:
+        assert other.wait(2)
+    finally:
+        release.set()
+
+
+def test_no_watchdog_thread_is_left_after_a_connection(
+    sshd: LoopbackSshd, keys: Keys, known: Path
+) -> None:
+    with transport(sshd, keys, known) as t:
+        assert t.run("echo ok", timeout=10).stdout == "ok\n"
+    assert WATCHDOG.pending() == 0
+    thread = WATCHDOG._thread  # the shared watchdog's own thread (others' tests arm their own)
+    if thread is not None:
+        thread.join(2)
+        assert not thread.is_alive()

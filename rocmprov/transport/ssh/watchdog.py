@@ -6,6 +6,11 @@ send waiting for window space). Closing the transport wakes every such call, so 
 arms a deadline that closes it. One thread and a heap serve all of a run's connections: a
 `threading.Timer` per command is a thread created and torn down per host, ~2,000 of them in a
 2,000-host audit.
+
+The thread exists only while a deadline is armed: an idle process is single-threaded again
+(rocmprov.fleet_checks forks its worker only then, and `repair` audits twice in one process).
+A deadline that comes due runs its action in a thread of its own: a close can block (a channel
+through a jump host whose socket is full) and must not hold up any other connection's deadline.
 """
 
 from __future__ import annotations
@@ -43,9 +48,13 @@ class Watchdog:
         return token
 
     def disarm(self, token: int) -> None:
-        """Cancel `token`'s action; its heap slot is dropped when it comes due."""
+        """Cancel `token`'s action; its heap slot is dropped when it comes due, or at once
+        (and the thread ends) when nothing else is armed."""
         with self._cond:
             self._actions.pop(token, None)
+            if not self._actions and self._heap:
+                self._heap.clear()
+                self._cond.notify()
 
     def pending(self) -> int:
         with self._cond:
@@ -65,11 +74,26 @@ class Watchdog:
                     if action is not None:
                         due.append(action)
                 if not due:
-                    self._cond.wait(self._heap[0][0] - now if self._heap else None)
+                    if not self._heap:  # nothing armed: end; the next arm starts a thread
+                        self._thread = None
+                        return
+                    self._cond.wait(self._heap[0][0] - now)
                     continue
-            for action in due:  # outside the lock: closing a transport may take a while
-                with contextlib.suppress(Exception):
-                    action()
+            for action in due:  # each in its own thread: one close may block for long
+                try:
+                    threading.Thread(
+                        target=_quietly,
+                        args=(action,),
+                        name="rocmprov-watchdog-action",
+                        daemon=True,
+                    ).start()
+                except RuntimeError:  # no thread to be had: run it here
+                    _quietly(action)
+
+
+def _quietly(action: Callable[[], object]) -> None:
+    with contextlib.suppress(Exception):
+        action()
 
 
 WATCHDOG = Watchdog()
