@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from pathlib import Path
 import paramiko
 import pytest
 from test_ssh import (  # the loopback sshd fixtures (real OpenSSH servers)
+    RELAY,
     Keys,
     LoopbackSshd,
     keys,  # noqa: F401  (fixture)
@@ -222,3 +224,55 @@ def test_no_watchdog_thread_is_left_after_a_connection(
     if thread is not None:
         thread.join(2)
         assert not thread.is_alive()
+
+
+# --- ProxyCommand: the command's end of output is the connection's end ------------------------
+
+
+def _via_proxy(sshd: LoopbackSshd, keys: Keys, known: Path, tmp_path: Path) -> SSHTransport:
+    relay = tmp_path / "relay.py"
+    relay.write_text(RELAY)
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(
+        f"Host via-cmd\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User root\n"
+        f"  IdentityFile {keys.good}\n  ProxyCommand {sys.executable} {relay} %h %p\n"
+    )
+    return SSHTransport("via-cmd", options=options(known, ssh_config=cfg))
+
+
+def test_close_through_a_proxycommand_ends_its_thread_at_once(
+    sshd: LoopbackSshd, keys: Keys, known: Path, tmp_path: Path
+) -> None:
+    """paramiko's ProxyCommand.recv spins on select() once the command's output is at EOF
+    (paramiko#1180) until the poll interval passes: 1 s of a busy core per host closed."""
+    t = _via_proxy(sshd, keys, known, tmp_path)
+    assert t.run("echo relayed", timeout=10).stdout == "relayed\n"
+    thread = _wire_thread(t)
+    cpu = time.process_time()
+    start = time.monotonic()
+    t.close()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert time.monotonic() - start < 0.3
+    assert time.process_time() - cpu < 0.2
+
+
+def test_a_proxycommand_that_dies_mid_command_is_a_disconnect(
+    sshd: LoopbackSshd, keys: Keys, known: Path, tmp_path: Path
+) -> None:
+    """The relay dies while a command runs: a named failure at once, not a spinning thread
+    until the command's deadline (nothing is ever read from the dead command again)."""
+    t = _via_proxy(sshd, keys, known, tmp_path)
+    t.connect()
+    wire = t._transport
+    assert wire is not None
+    proxy = wire.sock
+    threading.Timer(0.5, proxy.process.kill).start()  # type: ignore[union-attr]
+    start = time.monotonic()
+    try:
+        with pytest.raises(HostUnreachable) as info:
+            t.run("sleep 8", timeout=8)
+    finally:
+        t.close()
+    assert info.value.failure is FailureClass.DISCONNECTED
+    assert time.monotonic() - start < 3

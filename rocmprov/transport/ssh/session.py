@@ -36,7 +36,7 @@ from rocmprov.transport.ssh.config import SSHOptions, Target, resolve
 from rocmprov.transport.ssh.jump import jump_chain
 from rocmprov.transport.ssh.known_hosts import check_host_key, prefer_known_key_types
 from rocmprov.transport.ssh.watchdog import WATCHDOG
-from rocmprov.transport.ssh.wire import WireTransport, prefer_aead
+from rocmprov.transport.ssh.wire import WireProxyCommand, WireTransport, prefer_aead
 
 if TYPE_CHECKING:
     from rocmprov.inventory import HostSpec
@@ -209,13 +209,13 @@ class SSHTransport:
     @staticmethod
     def _socket(
         target: Target, via: paramiko.Transport | None, timeout: float
-    ) -> socket.socket | paramiko.Channel | paramiko.ProxyCommand:
+    ) -> socket.socket | paramiko.Channel | WireProxyCommand:
         if via is not None:
             return via.open_channel(
                 "direct-tcpip", (target.hostname, target.port), ("127.0.0.1", 0), timeout=timeout
             )
         if target.proxy_command:
-            return paramiko.ProxyCommand(target.proxy_command)
+            return WireProxyCommand(target.proxy_command)
         last: OSError | None = None
         infos = socket.getaddrinfo(target.hostname, target.port, type=socket.SOCK_STREAM)
         for family, stype, proto, _, addr in infos:

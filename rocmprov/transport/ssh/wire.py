@@ -1,6 +1,12 @@
-"""How rocmprov's SSH connections use the wire: cipher order and the transport thread's polling."""
+"""How rocmprov's SSH connections use the wire: cipher order, the transport thread's polling,
+and a ProxyCommand whose end of output ends the connection."""
 
 from __future__ import annotations
+
+import contextlib
+import os
+import select
+import time
 
 import paramiko
 
@@ -24,3 +30,45 @@ def prefer_aead(t: paramiko.Transport) -> None:
     offered = tuple(options.ciphers)
     first = tuple(c for c in AEAD_FIRST if c in offered)
     options.ciphers = first + tuple(c for c in offered if c not in first)
+
+
+class WireProxyCommand(paramiko.ProxyCommand):
+    """paramiko's ProxyCommand, with the command's end of output as the connection's end.
+
+    paramiko's `recv` loops on select() while the command's stdout is at end of file (select
+    says readable, the read gives nothing) until the transport's poll interval passes, and then
+    again, as long as the transport is open (https://github.com/paramiko/paramiko/pull/1180):
+    a busy core for up to a second after every close, and forever after a command that dies
+    mid-run (the host then looks like a command stuck past its deadline). Here end of file gives
+    b"", which paramiko reads as a closed connection, as from a socket."""
+
+    def recv(self, size: int) -> bytes:
+        buffer = b""
+        start = time.monotonic()
+        try:
+            while len(buffer) < size:
+                wait = None
+                if self.timeout is not None:
+                    wait = self.timeout - (time.monotonic() - start)
+                    if wait <= 0:
+                        if buffer:
+                            return buffer
+                        raise TimeoutError()
+                ready, _, _ = select.select([self.process.stdout], [], [], wait)
+                if ready:
+                    chunk = os.read(self.process.stdout.fileno(), size - len(buffer))
+                    if not chunk:  # the command closed its output: it ended, or is ending
+                        self.process.poll()
+                        return buffer
+                    buffer += chunk
+            return buffer
+        except TimeoutError:
+            raise
+        except OSError as exc:
+            raise paramiko.ProxyCommandFailure(" ".join(self.cmd), exc.strerror) from None
+
+    def close(self) -> None:
+        """SIGTERM, unless the command was already reaped (never signal a reused pid)."""
+        if self.process.poll() is None:
+            with contextlib.suppress(OSError):
+                self.process.terminate()
