@@ -1,11 +1,12 @@
 """How rocmprov's SSH connections use the wire: cipher order, the transport thread's polling,
-and a ProxyCommand whose end of output ends the connection."""
+and a ProxyCommand whose end of output ends the connection and whose close leaves nothing."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import select
+import subprocess
 import time
 
 import paramiko
@@ -14,6 +15,7 @@ import paramiko
 # paramiko computes with one HMAC object per packet and compares byte by byte in Python;
 # the rest of paramiko's list follows, for servers without it.
 AEAD_FIRST = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com")
+KILL_AFTER = 1.0  # s a closed ProxyCommand has to end on SIGTERM before SIGKILL
 
 
 class WireTransport(paramiko.Transport):
@@ -33,18 +35,24 @@ def prefer_aead(t: paramiko.Transport) -> None:
 
 
 class WireProxyCommand(paramiko.ProxyCommand):
-    """paramiko's ProxyCommand, with the command's end of output as the connection's end.
+    """paramiko's ProxyCommand, with the command's end of output as the connection's end, and
+    a close that leaves nothing behind.
 
     paramiko's `recv` loops on select() while the command's stdout is at end of file (select
     says readable, the read gives nothing) until the transport's poll interval passes, and then
     again, as long as the transport is open (https://github.com/paramiko/paramiko/pull/1180):
     a busy core for up to a second after every close, and forever after a command that dies
     mid-run (the host then looks like a command stuck past its deadline). Here end of file gives
-    b"", which paramiko reads as a closed connection, as from a socket."""
+    b"", which paramiko reads as a closed connection, as from a socket. paramiko's `close` only
+    sends SIGTERM: the command stays a zombie and its three pipes stay open until the garbage
+    collector finds the transport (https://github.com/paramiko/paramiko/issues/1713, #1715),
+    past select()'s 1,024 descriptors in a large fleet. Here it is reaped and its pipes closed.
+    """
 
     def recv(self, size: int) -> bytes:
         buffer = b""
         start = time.monotonic()
+        out = self.process.stdout
         try:
             while len(buffer) < size:
                 wait = None
@@ -54,21 +62,35 @@ class WireProxyCommand(paramiko.ProxyCommand):
                         if buffer:
                             return buffer
                         raise TimeoutError()
-                ready, _, _ = select.select([self.process.stdout], [], [], wait)
+                ready, _, _ = select.select([out], [], [], wait)
                 if ready:
-                    chunk = os.read(self.process.stdout.fileno(), size - len(buffer))
+                    chunk = os.read(out.fileno(), size - len(buffer))
                     if not chunk:  # the command closed its output: it ended, or is ending
-                        self.process.poll()
                         return buffer
                     buffer += chunk
             return buffer
         except TimeoutError:
             raise
-        except OSError as exc:
-            raise paramiko.ProxyCommandFailure(" ".join(self.cmd), exc.strerror) from None
+        except (OSError, ValueError) as exc:
+            if out.closed:  # close() closed it (from another thread): the end, as for a socket
+                return buffer
+            raise paramiko.ProxyCommandFailure(" ".join(self.cmd), str(exc)) from None
 
     def close(self) -> None:
-        """SIGTERM, unless the command was already reaped (never signal a reused pid)."""
-        if self.process.poll() is None:
+        """SIGTERM (SIGKILL after KILL_AFTER), reaped, pipes closed; safe to call twice. A
+        reaped command is never signalled (its pid may be another process's by then)."""
+        proc = self.process
+        if proc.poll() is None:
             with contextlib.suppress(OSError):
-                self.process.terminate()
+                proc.terminate()
+            try:
+                proc.wait(KILL_AFTER)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(OSError):
+                    proc.kill()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(KILL_AFTER)
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
