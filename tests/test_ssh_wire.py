@@ -10,6 +10,7 @@ import contextlib
 import gc
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -22,6 +23,7 @@ from test_ssh import (  # the loopback sshd fixtures (real OpenSSH servers)
     RELAY,
     Keys,
     LoopbackSshd,
+    jump,  # noqa: F401  (fixture)
     keys,  # noqa: F401  (fixture)
     known,  # noqa: F401  (fixture)
     options,
@@ -325,3 +327,80 @@ def test_a_closed_proxycommand_leaves_no_pipe_and_no_zombie(
         assert _zombies() == zombies
     finally:
         gc.enable()
+
+
+# --- a jump host that stops answering while a command's input is on its way -------------------
+
+
+def _through_frozen_jump(
+    sshd: LoopbackSshd, jump: LoopbackSshd, keys: Keys, tmp_path: Path, timeout: float
+) -> tuple[SSHTransport, list[int]]:
+    """A connection through `jump`, whose session freezes (SIGSTOP: no RST, as in a partition)
+    as the command's input starts; the hop's send buffer is small, so the input fills it and
+    the writing thread blocks inside paramiko holding the hop's send lock."""
+    kh = tmp_path / "known_hosts"
+    kh.write_text(sshd.known_line() + jump.known_line())
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(
+        f"Host target\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User root\n"
+        f"  IdentityFile {keys.good}\n  ProxyJump bastion\n"
+        f"Host bastion\n  HostName 127.0.0.1\n  Port {jump.port}\n  User root\n"
+        f"  IdentityFile {keys.good}\n"
+    )
+    t = SSHTransport("target", options=options(kh, ssh_config=cfg, timeout=timeout))
+    t.connect()
+    t._hops[0].sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    return t, jump.sessions()
+
+
+def _exec_in_thread(t: SSHTransport, timeout: float) -> tuple[threading.Thread, dict[str, object]]:
+    out: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            t.exec("cat >/dev/null", stdin=b"x" * (8 << 20), timeout=timeout)
+            out["result"] = "returned"
+        except HostUnreachable as exc:
+            out["result"] = exc.failure
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, out
+
+
+@pytest.mark.parametrize("ended_by", ["the watchdog", "close() from another thread"])
+def test_a_frozen_jump_host_cannot_hold_a_command_past_its_deadline(
+    sshd: LoopbackSshd,
+    jump: LoopbackSshd,
+    keys: Keys,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    ended_by: str,
+) -> None:
+    """Closing the target's transport closes its channel on the hop, which needs the hop's
+    send lock, held by the thread blocked on the hop's full socket: the close itself blocks,
+    and the command never ends (nor does Ctrl-C's close_all). Every socket of the chain is shut
+    down first: the blocked write fails, and everything unwinds."""
+    t, frozen = _through_frozen_jump(sshd, jump, keys, tmp_path, timeout=1.0)
+    sendall = paramiko.Channel.sendall
+
+    def freeze_then_send(chan: paramiko.Channel, data: bytes) -> None:
+        _freeze(frozen, signal.SIGSTOP)
+        sendall(chan, data)
+
+    monkeypatch.setattr(paramiko.Channel, "sendall", freeze_then_send)
+    try:
+        command_timeout = 1.0 if ended_by == "the watchdog" else 60.0
+        thread, out = _exec_in_thread(t, command_timeout)
+        if ended_by != "the watchdog":
+            time.sleep(1.0)
+            closer = threading.Thread(target=t.close, daemon=True)
+            closer.start()
+            closer.join(3)
+            assert not closer.is_alive()
+        thread.join(1.0 + 1.0 + 3)  # the command's timeout + the connect timeout + slack
+        assert not thread.is_alive()
+        assert out["result"] is FailureClass.DISCONNECTED
+    finally:
+        _freeze(frozen, signal.SIGCONT)
+        t.close()

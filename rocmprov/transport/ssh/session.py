@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import logging
 import select
 import socket
@@ -141,13 +142,18 @@ class SSHTransport:
     def close(self) -> None:
         """Close the connection and its hops; safe to call twice and from another thread."""
         self._closed = True
-        for t in [self._transport, *reversed(self._hops)]:
+        chain = [self._transport, *reversed(self._hops)]
+        _shut_down(chain)
+        for t in chain:
             if t is not None:
-                if isinstance(t.sock, socket.socket):  # wakes its thread's blocked read now
-                    with contextlib.suppress(OSError):
-                        t.sock.shutdown(socket.SHUT_RDWR)
                 with contextlib.suppress(Exception):
                     t.close()
+
+    def _abort(self, t: paramiko.Transport) -> None:
+        """The watchdog's action for a command on `t`: the whole chain shut down, `t` closed."""
+        _shut_down([t, *self._hops])
+        with contextlib.suppress(Exception):
+            t.close()
 
     def __enter__(self) -> SSHTransport:
         return self
@@ -285,7 +291,9 @@ class SSHTransport:
         deadline = start + timeout
         # A last resort for a peer that stops answering mid-request: closing the transport
         # wakes every blocked paramiko call.
-        watchdog = WATCHDOG.arm(timeout + self._options.connect_timeout, t.close)
+        watchdog = WATCHDOG.arm(
+            timeout + self._options.connect_timeout, functools.partial(self._abort, t)
+        )
         chan: paramiko.Channel | None = None
         try:
             chan = t.open_session(timeout=self._options.connect_timeout)
@@ -378,3 +386,14 @@ class SSHTransport:
     def wrap(command: str, timeout: float, sudo_argv: list[str]) -> bytes:
         """The script fed to `/bin/sh -s` (see command.wrap)."""
         return wrap(command, timeout, sudo_argv)
+
+
+def _shut_down(chain: list[paramiko.Transport | None]) -> None:
+    """Shut down the socket under each transport of a chain, before any is closed: it wakes
+    each transport thread's blocked read at once, and fails a write blocked on a full socket (a
+    jump host that stopped answering), whose thread holds the hop's send lock that closing a
+    channel through that hop needs (the close would otherwise block for good)."""
+    for t in chain:
+        if t is not None and isinstance(t.sock, socket.socket):
+            with contextlib.suppress(OSError):
+                t.sock.shutdown(socket.SHUT_RDWR)
