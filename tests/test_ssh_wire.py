@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import resource
 import signal
 import socket
 import sys
@@ -34,6 +35,7 @@ from test_ssh import (  # the loopback sshd fixtures (real OpenSSH servers)
     transport,
 )
 
+from rocmprov.collect.fleet import FDS_BASE, FDS_PER_HOST, allow_descriptors, collect_fleet
 from rocmprov.transport.base import FailureClass, HostUnreachable
 from rocmprov.transport.ssh import SSHTransport
 from rocmprov.transport.ssh.watchdog import WATCHDOG, Watchdog
@@ -404,3 +406,66 @@ def test_a_frozen_jump_host_cannot_hold_a_command_past_its_deadline(
     finally:
         _freeze(frozen, signal.SIGCONT)
         t.close()
+
+
+# --- descriptors numbered past select()'s 1,024 (a few hundred hosts in flight) ---------------
+
+
+@pytest.fixture
+def high_descriptors() -> Iterator[None]:
+    """Descriptors 3..1,100 taken, so that what a connection opens next is numbered past
+    1,024 (the soft limit raised for it, restored after)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2048:
+        pytest.fail(f"the hard open-file limit ({hard}) is below 2,048: raise it to run this")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (4096, hard))
+    held = []
+    try:
+        while not held or held[-1] < 1100:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        yield
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_command_on_descriptors_past_1024(
+    sshd: LoopbackSshd, keys: Keys, known: Path, high_descriptors: None
+) -> None:
+    with transport(sshd, keys, known) as t:
+        t.connect()
+        assert t._transport is not None and t._transport.sock.fileno() > 1024
+        res = t.run("sleep 0.3; echo ok", timeout=10)  # waits on the channel's pipe (> 1,024)
+        assert (res.rc, res.stdout) == (0, "ok\n")
+
+
+def test_a_proxycommand_on_descriptors_past_1024(
+    sshd: LoopbackSshd, keys: Keys, known: Path, tmp_path: Path, high_descriptors: None
+) -> None:
+    relay = tmp_path / "relay.py"
+    relay.write_text(RELAY)
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(
+        f"Host via-cmd\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User root\n"
+        f"  IdentityFile {keys.good}\n  ProxyCommand {sys.executable} {relay} %h %p\n"
+    )
+    with SSHTransport("via-cmd", options=options(known, ssh_config=cfg)) as t:
+        t.connect()
+        assert t._transport is not None
+        assert t._transport.sock.process.stdout.fileno() > 1024  # type: ignore[union-attr]
+        assert t.run("sleep 0.3; echo relayed", timeout=10).stdout == "relayed\n"
+
+
+def test_a_fleet_run_raises_the_open_file_limit_it_needs() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 4096:
+        pytest.fail(f"the hard open-file limit ({hard}) is below 4,096: raise it to run this")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
+    try:
+        list(collect_fleet([], forks=500, known_hosts=Path(os.devnull)))
+        now = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        assert now >= FDS_BASE + FDS_PER_HOST * 500
+        assert allow_descriptors(100) == now  # never lowered
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -13,6 +13,7 @@ each in-flight host costs two threads (ours and paramiko's) and one socket.
 from __future__ import annotations
 
 import queue
+import resource
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -28,6 +29,8 @@ from rocmprov.transport.local import LocalTransport
 from rocmprov.transport.ssh import DEFAULT_CONNECT_TIMEOUT, SSHOptions, SSHTransport
 
 DEFAULT_FORKS = 64
+FDS_BASE = 256  # the process's own files (the checks worker's pipes, known_hosts, logs)
+FDS_PER_HOST = 6  # socket, the channel's pipe pair, a ProxyCommand's three pipes
 HostResult = Bundle | HostUnreachable
 OnDone = Callable[[HostSpec, HostResult], None]
 ProbesFor = Callable[[HostSpec], Sequence[Probe]]
@@ -59,6 +62,7 @@ def collect_fleet(
     hosts not started. `options`, when given, is used instead of the four above (a caller
     that already loaded them for a preflight).
     """
+    allow_descriptors(FDS_BASE + FDS_PER_HOST * max(1, forks))
     if options is None:
         options = SSHOptions.load(
             known_hosts=known_hosts,
@@ -67,6 +71,24 @@ def collect_fleet(
             connect_timeout=connect_timeout,
         )
     return _run(list(hosts), max(1, forks), options, on_done, probes_for)
+
+
+def allow_descriptors(wanted: int) -> int:
+    """Raise this process's soft open-file limit to `wanted` (at most the hard limit; never
+    lowered) and return the soft limit now in force. The usual soft limit, 1,024, is reached
+    by ~300 hosts in flight: each holds a socket and its channel's pipe pair (a ProxyCommand
+    three more), and a host past the limit fails to connect."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return soft
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if target > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (OSError, ValueError):
+            return soft
+        return target
+    return soft
 
 
 def _run(

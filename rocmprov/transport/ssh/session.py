@@ -14,7 +14,6 @@ import contextlib
 import errno
 import functools
 import logging
-import select
 import socket
 import time
 from typing import TYPE_CHECKING
@@ -37,7 +36,12 @@ from rocmprov.transport.ssh.config import SSHOptions, Target, resolve
 from rocmprov.transport.ssh.jump import jump_chain
 from rocmprov.transport.ssh.known_hosts import check_host_key, prefer_known_key_types
 from rocmprov.transport.ssh.watchdog import WATCHDOG
-from rocmprov.transport.ssh.wire import WireProxyCommand, WireTransport, prefer_aead
+from rocmprov.transport.ssh.wire import (
+    WireProxyCommand,
+    WireTransport,
+    prefer_aead,
+    wait_readable,
+)
 
 if TYPE_CHECKING:
     from rocmprov.inventory import HostSpec
@@ -336,7 +340,7 @@ class SSHTransport:
             if chan.eof_received:
                 chan.status_event.wait(min(remaining, 0.5))
             else:
-                select.select([chan], [], [], min(remaining, 0.5))
+                wait_readable(chan.fileno(), min(remaining, 0.5))
         while chan.recv_ready():
             out += chan.recv(1 << 16)
         while chan.recv_stderr_ready():

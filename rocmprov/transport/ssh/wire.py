@@ -4,6 +4,7 @@ and a ProxyCommand whose end of output ends the connection and whose close leave
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import select
 import subprocess
@@ -62,8 +63,7 @@ class WireProxyCommand(paramiko.ProxyCommand):
                         if buffer:
                             return buffer
                         raise TimeoutError()
-                ready, _, _ = select.select([out], [], [], wait)
-                if ready:
+                if wait_readable(out.fileno(), wait):
                     chunk = os.read(out.fileno(), size - len(buffer))
                     if not chunk:  # the command closed its output: it ended, or is ending
                         return buffer
@@ -94,3 +94,13 @@ class WireProxyCommand(paramiko.ProxyCommand):
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()
+
+
+def wait_readable(fileno: int, timeout: float | None) -> bool:
+    """Wait until `fileno` is readable (or at end of file), at most `timeout` seconds. poll(),
+    not select(): select() refuses descriptors numbered 1,024 and up, which a fleet run with
+    a few hundred hosts in flight reaches (a socket and a channel's pipe pair per host)."""
+    poller = select.poll()
+    poller.register(fileno, select.POLLIN | select.POLLPRI)
+    ms = None if timeout is None else max(0, math.ceil(timeout * 1000))
+    return bool(poller.poll(ms))
