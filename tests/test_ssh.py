@@ -540,9 +540,10 @@ def test_ssh_config_host_alias(sshd: LoopbackSshd, keys: Keys, known: Path, tmp_
         assert t.endpoint == f"root@127.0.0.1:{sshd.port}"
 
 
-def test_proxyjump_goes_through_the_jump_host(
+def jump_files(
     sshd: LoopbackSshd, jump: LoopbackSshd, keys: Keys, tmp_path: Path
-) -> None:
+) -> tuple[Path, Path]:
+    """known_hosts and an ssh_config where host `target` (sshd) is reached via `bastion` (jump)."""
     kh = tmp_path / "known_hosts"
     kh.write_text(sshd.known_line() + jump.known_line())
     cfg = tmp_path / "ssh_config"
@@ -552,6 +553,25 @@ def test_proxyjump_goes_through_the_jump_host(
         f"Host bastion\n  HostName 127.0.0.1\n  Port {jump.port}\n  User root\n"
         f"  IdentityFile {keys.good}\n"
     )
+    return kh, cfg
+
+
+def relay_config(sshd: LoopbackSshd, keys: Keys, tmp_path: Path) -> Path:
+    """An ssh_config where host `via-cmd` (sshd) is reached through a ProxyCommand (RELAY)."""
+    relay = tmp_path / "relay.py"
+    relay.write_text(RELAY)
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(
+        f"Host via-cmd\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User root\n"
+        f"  IdentityFile {keys.good}\n  ProxyCommand {sys.executable} {relay} %h %p\n"
+    )
+    return cfg
+
+
+def test_proxyjump_goes_through_the_jump_host(
+    sshd: LoopbackSshd, jump: LoopbackSshd, keys: Keys, tmp_path: Path
+) -> None:
+    kh, cfg = jump_files(sshd, jump, keys, tmp_path)
     log_before = jump.log.read_text()
     with SSHTransport("target", options=options(kh, ssh_config=cfg)) as t:
         assert t.run("echo through", timeout=10).stdout == "through\n"
@@ -605,13 +625,7 @@ while True:
 
 
 def test_proxycommand(sshd: LoopbackSshd, keys: Keys, known: Path, tmp_path: Path) -> None:
-    relay = tmp_path / "relay.py"
-    relay.write_text(RELAY)
-    cfg = tmp_path / "ssh_config"
-    cfg.write_text(
-        f"Host via-cmd\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User root\n"
-        f"  IdentityFile {keys.good}\n  ProxyCommand {sys.executable} {relay} %h %p\n"
-    )
+    cfg = relay_config(sshd, keys, tmp_path)
     with SSHTransport("via-cmd", options=options(known, ssh_config=cfg)) as t:
         assert t.run("echo relayed", timeout=10).stdout == "relayed\n"
 

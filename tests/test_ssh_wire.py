@@ -21,14 +21,15 @@ from pathlib import Path
 import paramiko
 import pytest
 from test_ssh import (  # the loopback sshd fixtures (real OpenSSH servers)
-    RELAY,
     Keys,
     LoopbackSshd,
     jump,  # noqa: F401  (fixture)
+    jump_files,
     keys,  # noqa: F401  (fixture)
     known,  # noqa: F401  (fixture)
     options,
     pytestmark,  # noqa: F401  (skip without root and sshd)
+    relay_config,
     ssh_base,  # noqa: F401  (fixture)
     sshd,  # noqa: F401  (fixture)
     start_sshd,
@@ -100,6 +101,17 @@ def _freeze(pids: list[int], sig: signal.Signals) -> None:
             os.kill(pid, sig)
 
 
+def _freeze_before(monkeypatch: pytest.MonkeyPatch, method: str, pids: list[int]) -> None:
+    """The host's session processes freeze just as paramiko's Channel.`method` is called."""
+    original = getattr(paramiko.Channel, method)
+
+    def freeze_then_call(chan: paramiko.Channel, *args: object) -> object:
+        _freeze(pids, signal.SIGSTOP)
+        return original(chan, *args)
+
+    monkeypatch.setattr(paramiko.Channel, method, freeze_then_call)
+
+
 @pytest.mark.parametrize("when", ["before the channel", "before the command's reply"])
 def test_a_frozen_host_fails_in_bounded_time_and_leaves_no_deadline(
     sshd: LoopbackSshd, keys: Keys, known: Path, monkeypatch: pytest.MonkeyPatch, when: str
@@ -123,13 +135,7 @@ def test_a_frozen_host_fails_in_bounded_time_and_leaves_no_deadline(
     if when == "before the channel":
         _freeze(frozen, signal.SIGSTOP)
     else:
-        exec_command = paramiko.Channel.exec_command
-
-        def freeze_then_exec(chan: paramiko.Channel, command: str) -> None:
-            _freeze(frozen, signal.SIGSTOP)
-            exec_command(chan, command)
-
-        monkeypatch.setattr(paramiko.Channel, "exec_command", freeze_then_exec)
+        _freeze_before(monkeypatch, "exec_command", frozen)
     try:
         start = time.monotonic()
         with pytest.raises(HostUnreachable) as info:
@@ -236,13 +242,7 @@ def test_no_watchdog_thread_is_left_after_a_connection(
 
 
 def _via_proxy(sshd: LoopbackSshd, keys: Keys, known: Path, tmp_path: Path) -> SSHTransport:
-    relay = tmp_path / "relay.py"
-    relay.write_text(RELAY)
-    cfg = tmp_path / "ssh_config"
-    cfg.write_text(
-        f"Host via-cmd\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User root\n"
-        f"  IdentityFile {keys.good}\n  ProxyCommand {sys.executable} {relay} %h %p\n"
-    )
+    cfg = relay_config(sshd, keys, tmp_path)
     return SSHTransport("via-cmd", options=options(known, ssh_config=cfg))
 
 
@@ -340,15 +340,7 @@ def _through_frozen_jump(
     """A connection through `jump`, whose session freezes (SIGSTOP: no RST, as in a partition)
     as the command's input starts; the hop's send buffer is small, so the input fills it and
     the writing thread blocks inside paramiko holding the hop's send lock."""
-    kh = tmp_path / "known_hosts"
-    kh.write_text(sshd.known_line() + jump.known_line())
-    cfg = tmp_path / "ssh_config"
-    cfg.write_text(
-        f"Host target\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User root\n"
-        f"  IdentityFile {keys.good}\n  ProxyJump bastion\n"
-        f"Host bastion\n  HostName 127.0.0.1\n  Port {jump.port}\n  User root\n"
-        f"  IdentityFile {keys.good}\n"
-    )
+    kh, cfg = jump_files(sshd, jump, keys, tmp_path)
     t = SSHTransport("target", options=options(kh, ssh_config=cfg, timeout=timeout))
     t.connect()
     t._hops[0].sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
@@ -384,13 +376,7 @@ def test_a_frozen_jump_host_cannot_hold_a_command_past_its_deadline(
     and the command never ends (nor does Ctrl-C's close_all). Every socket of the chain is shut
     down first: the blocked write fails, and everything unwinds."""
     t, frozen = _through_frozen_jump(sshd, jump, keys, tmp_path, timeout=1.0)
-    sendall = paramiko.Channel.sendall
-
-    def freeze_then_send(chan: paramiko.Channel, data: bytes) -> None:
-        _freeze(frozen, signal.SIGSTOP)
-        sendall(chan, data)
-
-    monkeypatch.setattr(paramiko.Channel, "sendall", freeze_then_send)
+    _freeze_before(monkeypatch, "sendall", frozen)
     try:
         command_timeout = 1.0 if ended_by == "the watchdog" else 60.0
         thread, out = _exec_in_thread(t, command_timeout)
@@ -443,14 +429,7 @@ def test_a_command_on_descriptors_past_1024(
 def test_a_proxycommand_on_descriptors_past_1024(
     sshd: LoopbackSshd, keys: Keys, known: Path, tmp_path: Path, high_descriptors: None
 ) -> None:
-    relay = tmp_path / "relay.py"
-    relay.write_text(RELAY)
-    cfg = tmp_path / "ssh_config"
-    cfg.write_text(
-        f"Host via-cmd\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User root\n"
-        f"  IdentityFile {keys.good}\n  ProxyCommand {sys.executable} {relay} %h %p\n"
-    )
-    with SSHTransport("via-cmd", options=options(known, ssh_config=cfg)) as t:
+    with _via_proxy(sshd, keys, known, tmp_path) as t:
         t.connect()
         assert t._transport is not None
         assert t._transport.sock.process.stdout.fileno() > 1024  # type: ignore[union-attr]
