@@ -117,8 +117,11 @@ def test_check_mode_changes_nothing_on_fresh_hosts(lab: Lab, tmp_path: Path) -> 
     )
     assert rc == 0, doc
     assert doc["check"] is True and doc["status"] == "successful"
-    # check mode reports what it would change...
+    # check mode reports what it would change, naming the packages it would install...
     assert all(h["changed"] > 0 for h in doc["hosts"]), doc["hosts"]
+    for h in doc["hosts"]:
+        would = [c for c in h["changes"] if c.startswith("Would install packages")]
+        assert would and {"rocminfo", "rocm-smi"} <= set(would[0].split()), h["changes"]
     # ...and changes nothing.
     for h in hosts:
         after = state_of(lab, h)
