@@ -300,7 +300,7 @@ def ip_families() -> list[str]:
 
 
 def raise_inotify_limits() -> None:
-    """Every container's systemd draws on one per-user inotify pool (LAB.md): raise it."""
+    """Every container's systemd draws on one per-user inotify pool (docs/lab.md): raise it."""
     for key, want in INOTIFY_LIMITS.items():
         f = Path("/proc/sys/fs/inotify", key)
         if int(f.read_text()) < want:
