@@ -195,10 +195,10 @@ def verify_inventory(args: argparse.Namespace) -> Iterator[Any]:
     from rocmprov.verify import VerifyReport, run_verify
 
     def one(spec: Any, options: Any) -> VerifyReport:
-        python = args.python or spec.python
+        python, fallback = (args.python, "") if args.python else (spec.python, spec.python_fallback)
         try:
             with SSHTransport.from_spec(spec, options) as transport:
-                return run_verify(transport, python)
+                return run_verify(transport, python, fallback=fallback)
         except HostUnreachable as exc:
             return VerifyReport(spec.name, python, error=f"{exc.failure.value}: {exc.message}")
 
