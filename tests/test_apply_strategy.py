@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from rocmprov.provision.strategy import FAST_STRATEGY, STRATEGY_DIR, strategy_env
 
 ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
@@ -253,3 +255,25 @@ def test_the_tested_range_is_the_range_pyproject_allows() -> None:
     )
     low, high = MITOGEN_TESTED
     assert str(low) in str(core.specifier) and f"<{high}" in str(core.specifier), core
+
+
+@pytest.mark.lab
+def test_a_host_failing_under_mitogen_alone_is_rerun_with_linear(lab, clean_host, tmp_path) -> None:
+    """A real host that Mitogen's strategy fails and Ansible's does not (here `mitogen_via`
+    names a hop that does not exist: a variable only Mitogen reads): apply says so in one line,
+    reruns that host alone with `linear`, and the host ends ok with a note saying how."""
+    from tests.test_apply_lab import SMALL_DISTRO, apply, inventory_for
+
+    inv = inventory_for(lab, [clean_host], tmp_path)
+    inv.write_text(inv.read_text().replace(
+        f"{clean_host.name} ansible_host={clean_host.address}",
+        f"{clean_host.name} ansible_host={clean_host.address} mitogen_via=rocmprov-no-such-hop",
+    ))  # fmt: skip
+    rc, doc, _ = apply(inv, tmp_path, "--tags", "rocmprov_users", "-e", SMALL_DISTRO,
+                       "-e", "rocmprov_repo_source=distro")  # fmt: skip
+    assert rc == 0, doc
+    (host,) = doc["hosts"]
+    assert host["failed"] == host["unreachable"] == 0
+    assert "ran again with Ansible's linear strategy" in host["notes"], host
+    assert f"{clean_host.name} under Mitogen's strategy:" in doc["message"], doc["message"]
+    assert "linear rerun's record:" in doc["message"]

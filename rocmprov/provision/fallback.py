@@ -65,18 +65,19 @@ def merge(first: ApplyResult, second: ApplyResult) -> ApplyResult:
     """`first` with the hosts `second` ran replaced by second's results (each noted)."""
     was = {h.host: h for h in first.hosts}
     again = {}
+    why = []
     for h in second.hosts:
         before = was.get(h.host)
-        why = f": {before.failure.message}" if before and before.failure else ""
-        note = f"ran again with Ansible's linear strategy after failing under Mitogen's{why}"
-        again[h.host] = replace(h, notes=(*h.notes, note[:300]))
+        if before and before.failure:
+            why.append(f"{h.host} under Mitogen's strategy: {before.failure.message}"[:400])
+        again[h.host] = replace(h, notes=(*h.notes, "ran again with Ansible's linear strategy"))
     hosts = tuple(again.get(h.host, h) for h in first.hosts)
     failed = any(h.failed or h.unreachable for h in hosts)
     status = "failed" if failed else "successful"
     if second.status == "canceled":
         status = "canceled"
-    message = "; ".join(m for m in (first.message, second.message) if m)
-    message = (message + "; " if message else "") + f"linear rerun's record: {second.run_dir}"
+    lines = [m for m in (first.message, second.message) if m] + why
+    message = "\n".join([*lines, f"linear rerun's record: {second.run_dir}"])
     return replace(
         first,
         status=status,
