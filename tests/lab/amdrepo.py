@@ -49,6 +49,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from tests.lab import amd_layout
 from tests.lab.aptrepo import DebSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -77,11 +78,12 @@ def pick(table: dict[str, Any], row: dict[str, Any], key: str) -> str:
     return str(value if value is not None else stream_of(table, row).get(key) or "")
 
 
-def upstreams(table: dict[str, Any]) -> list[str]:
-    """Every upstream base URL the table names (https://repo.radeon.com, ...)."""
-    found = set()
+def upstreams(table: dict[str, Any], repos: Iterable[Repo] = ()) -> list[str]:
+    """Every upstream base URL the table or the served repositories name."""
+    found = {f"https://{r.host}" for r in repos}
+    found |= {f"{urlsplit(r.key_url).scheme}://{urlsplit(r.key_url).netloc}" for r in repos}
     for row in rows(table):
-        for key in ("base_url", "key_url"):
+        for key in ("base_url", "key_url", "driver_base_url", "driver_key_url"):
             url = pick(table, row, key)
             if url:
                 parts = urlsplit(url)
@@ -216,7 +218,7 @@ class AmdRepos:
     def mirrors(self, url: str) -> dict[str, str]:
         """rocmprov_mirrors for a server of root at url: upstream base -> lab URL."""
         out = {}
-        for up in upstreams(self.table):
+        for up in upstreams(self.table, self.repos):
             out[up] = f"{url.rstrip('/')}/{urlsplit(up).netloc}"
         return out
 
@@ -225,48 +227,49 @@ class AmdRepos:
 
 
 def plan(table: dict[str, Any], versions: Iterable[str] | None = None,
-         dkms_postinst: str = "") -> list[Repo]:
-    """Every apt repository the table's rows publish (or those of `versions`), with what goes
-    in each. dkms_postinst: a postinst for the dkms packages (a failing DKMS build)."""
+         dkms_postinst: str = "", layout: amd_layout.Layout | None = None) -> list[Repo]:
+    """Every apt repository AMD publishes for the table's releases (or those of `versions`),
+    with what goes in each.
+
+    Paths, suites, hosts and keys come from AMD's layout rules (tests/lab/amd_layout.yaml),
+    never from the row's path fields: from a row only its identity (version, stream, driver),
+    the distributions it lists and its packages are read. A row whose paths disagree with
+    the rules therefore points at a repository the lab does not serve, as upstream would.
+    dkms_postinst: a postinst for the dkms packages (a failing DKMS build)."""
+    layout = layout or amd_layout.Layout()
     repos: dict[tuple[str, str, str], Repo] = {}
     wanted = None if versions is None else {str(v) for v in versions}
     for row in rows(table):
         if wanted is not None and str(row["version"]) not in wanted:
             continue
         apt = row.get("apt") or {}
-        suites = apt.get("suites") or {}
-        if not apt.get("rocm") or not suites:
+        if not apt.get("rocm"):
             continue
-        base = urlsplit(pick(table, row, "base_url"))
-        key_url = pick(table, row, "key_url")
-        origin = pick(table, row, "pin_origin") or base.netloc
-        dirs = apt.get("distro_dirs") or {}
-        for distro_key, suite in suites.items():
-            for kind in ("rocm", "amdgpu", "graphics"):
-                raw = apt.get(kind)
-                if not raw:
-                    continue
-                path = str(raw).replace("{distro}", str(dirs.get(distro_key, ""))).strip("/")
-                path = f"{base.path.strip('/')}/{path}".strip("/")
-                ident = (base.netloc, path, str(suite))
+        rel = amd_layout.release_of(row)
+        for distro_key in apt.get("suites") or {}:
+            for pub in layout.apt_repos(rel, str(distro_key)):
+                host, path = pub.host, pub.path.strip("/")
+                origin = "repo.radeon.com" if host == "repo.radeon.com" else host
+                ident = (host, path, pub.suite)
                 repo = repos.get(ident)
                 if repo is None:
-                    repo = repos[ident] = Repo(base.netloc, path, str(suite), origin, key_url, kind)
-                if repo.key_url != key_url or repo.origin != origin:
-                    raise ValueError(f"{base.netloc}/{path} {suite}: rows disagree on its key or "
-                                     f"origin ({repo.key_url} {repo.origin} / {key_url} {origin})")
+                    repo = repos[ident] = Repo(host, path, pub.suite, origin, pub.key_url,
+                                               pub.kind)
                 if str(row["version"]) in repo.rows:
                     continue
                 repo.rows.append(str(row["version"]))
-                if kind == "rocm":
+                have = {(p.name, p.version) for p in repo.packages}
+                if pub.kind == "rocm":
                     for name in row.get("packages") or []:
                         if "<" not in str(name):
-                            repo.packages.append(meta_package(table, row, str(name), str(suite)))
-                elif kind == "amdgpu" and row.get("dkms_package"):
-                    repo.packages.append(_Deb(
-                        str(row["dkms_package"]), dkms_version(row, str(suite)), arch="amd64",
+                            repo.packages.append(meta_package(table, row, str(name), pub.suite))
+                elif pub.kind == "amdgpu" and row.get("dkms_package"):
+                    spec = _Deb(
+                        str(row["dkms_package"]), dkms_version(row, pub.suite), arch="amd64",
                         description=f"lab stand-in for amdgpu {row.get('driver') or ''}",
-                        scripts={"postinst": dkms_postinst} if dkms_postinst else {}))
+                        scripts={"postinst": dkms_postinst} if dkms_postinst else {})
+                    if (spec.name, spec.version) not in have:
+                        repo.packages.append(spec)
     return list(repos.values())
 
 
