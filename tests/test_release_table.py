@@ -207,6 +207,11 @@ def test_online_lists_a_release_file_per_suite_and_each_key() -> None:
     urls = list(check.online_urls(releases.load_table()))
     assert any(u.endswith("/dists/noble/Release") for _, u in urls)
     assert any(what == "key" and "repo.amd.com" in u for what, u in urls)
+    # the default release's driver repository (amdgpu/31.50/ubuntu, codename suite) is fetched too
+    assert ("10.1.0 ubuntu-24.04 amdgpu",
+            "https://repo.radeon.com/amdgpu/31.50/ubuntu/dists/noble/Release") in urls
+    assert ("7.2.2 ubuntu-24.04 graphics",
+            "https://repo.radeon.com/graphics/7.2.1/ubuntu/dists/noble/Release") in urls
 
 
 # --- AMD's layout rules (tests/lab/amd_layout.yaml) against every row (issue 24) ------------
