@@ -1,20 +1,24 @@
-"""AMD's apt repositories as the release table publishes them, signed, for the lab.
+"""AMD's apt repositories as AMD lays them out, signed, for the lab.
 
-Every release row of playbooks/data/rocm_releases.yml that has an apt repository becomes a
-signed repository at the exact path AMD publishes it, below one directory per upstream host:
+The paths, suites, hosts and keys come from AMD's layout rules (tests/lab/amd_layout.yaml,
+written from AMD's install-doc sources), NOT from the release table's path fields: of each
+row of playbooks/data/rocm_releases.yml only its version, stream, driver version, listed
+distributions and packages are read. So a row whose path AMD never published (graphics/7.2.2,
+amdgpu/.../el/8.10) points at nothing the lab serves, and apply fails in the lab as upstream:
 
-    ROOT/repo.radeon.com/rocm/rocm.gpg.key                      (the stream's key_url, armored)
-    ROOT/repo.radeon.com/rocm/apt/7.2.1/dists/jammy/...         (row.apt.rocm + suite)
-    ROOT/repo.radeon.com/amdgpu/30.30.1/ubuntu/dists/jammy/...  (row.apt.amdgpu)
-    ROOT/repo.radeon.com/graphics/7.2.1/ubuntu/dists/jammy/...  (row.apt.graphics)
-    ROOT/stable.repo.amd.com/rocm/core/packages/debian12/dists/stable/...   ({distro} filled in)
+    ROOT/repo.radeon.com/rocm/rocm.gpg.key                      (legacy key, armored)
+    ROOT/repo.radeon.com/rocm/apt/7.2.1/dists/jammy/...         (rocm/apt/{rel})
+    ROOT/repo.radeon.com/amdgpu/30.30.1/ubuntu/dists/jammy/...  (amdgpu/{driver}/ubuntu)
+    ROOT/repo.radeon.com/graphics/7.2.1/ubuntu/dists/jammy/...  (graphics/{rel}/ubuntu, 7.x)
+    ROOT/stable.repo.amd.com/rocm/core/packages/debian12/dists/stable/...   (TheRock 10.x)
+    ROOT/repo.radeon.com/amdgpu/31.50/ubuntu/dists/jammy/...    (10.x driver, legacy key)
 
 Serve ROOT once (`Lab.serve_dir`) and hand the playbooks `mirrors(url)`: every upstream URL of
 the table is rewritten onto the lab server, so the resolver's own URLs are what the hosts use.
 
-Each Release carries `Origin:` = the stream's pin origin (legacy: repo.radeon.com; a stream
-without one: the upstream host name) and is signed (InRelease + Release.gpg) with a key of its
-own per key URL of the table, published ASCII-armored at that URL's path. The packages are the
+Each Release carries `Origin:` = the upstream host name (repo.radeon.com: AMD's pin origin)
+and is signed (InRelease + Release.gpg) with a key of its own per key URL of the rules,
+published ASCII-armored at that URL's path. The packages are the
 row's `packages` (meta-packages) in the rocm repository and its `dkms_package` in the amdgpu
 one, versioned as AMD versions them (legacy `7.2.1.70201-1~22.04`, TheRock `10.0.0-1`). A
 meta-package lays down the release's prefix with `<prefix>/.info/version` and, for every fixed
