@@ -273,6 +273,9 @@ def test_layout_rules_give_amds_apt_lines() -> None:
         "rocm": ("https://stable.repo.amd.com/rocm/core/packages/debian12/", "stable",
                  "https://stable.repo.amd.com/rocm/gpg/packages.gpg"),
         "amdgpu": ("https://repo.radeon.com/amdgpu/31.50/ubuntu", "jammy", radeon_key)}
+    # Ubuntu 26.04: AMD's 10.0 page fetches amdgpu-install/31.50/ubuntu/resolute/...
+    assert urls("10.0.0", "therock", "31.50", "ubuntu-26.04")["amdgpu"] == (
+        "https://repo.radeon.com/amdgpu/31.50/ubuntu", "resolute", radeon_key)
 
 
 def wrong(edit) -> list[str]:  # type: ignore[no-untyped-def]

@@ -60,7 +60,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 TABLE = REPO_ROOT / "playbooks" / "data" / "rocm_releases.yml"
 BUILD = "1"  # AMD's build number field, one for every dummy package
 # Ubuntu release of a suite, the tail of AMD's legacy versions (`~22.04`).
-UBUNTU_OF_SUITE = {"focal": "20.04", "jammy": "22.04", "noble": "24.04"}
+UBUNTU_OF_SUITE = {"focal": "20.04", "jammy": "22.04", "noble": "24.04", "resolute": "26.04"}
 
 
 def load_table(path: Path = TABLE) -> dict[str, Any]:
