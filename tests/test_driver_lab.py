@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rocmprov import releases
+from tests.helpers import rocmprov
 from tests.lab import Lab, LabHost
 from tests.lab.amdrepo import Served
 from tests.test_apply_lab import apply, kernel_headers_source
@@ -69,3 +70,8 @@ def test_the_default_release_installs_amdgpu_dkms_from_amds_driver_repository(
     rc, doc, _ = apply(inv, tmp_path, "--tags", "repo,driver", "-e", extra(amd_mirror),
                        "-e", "rocmprov_driver_force=true")  # fmt: skip
     assert rc == 0 and doc["hosts"][0]["changed"] == 0, json.dumps(doc["hosts"], indent=1)
+    # the audit calls the driver repository next to TheRock's neither a second release nor a
+    # legacy source that wants a pin
+    report = json.loads(rocmprov("audit", str(inv), "--format", "json").stdout)
+    repo = [f for f in report["hosts"][0]["findings"] if f["check"].startswith("repo.")]
+    assert repo and all(f["severity"] == "ok" for f in repo), repo
