@@ -673,7 +673,31 @@ def _releases_markdown() -> list[str]:
             f"| {other} | {', '.join(rel.packages) or 'none'} | {torch} "
             f"| {raw.get('confidence', '')} | {rel.source} |"
         )
+    lines += ["", "### Sources of each row", "",
+              "Every `source` field of the row (the row, its distributions, driver repository, "
+              "RPM paths, torch index, transition guide), as the table records them; a field "
+              "whose AMD text was not found is marked unverified in the table's note. The "
+              "repository paths are also checked against AMD's layout rules "
+              "(`tests/lab/amd_layout.yaml`) by tests/test_release_table.py.", ""]
+    for version, raw in rows.items():
+        found = _row_sources(raw)
+        lines.append(f"- **{version}**: " + ("; ".join(f"{k}: {v}" for k, v in found) or "none"))
     return [*lines, ""]
+
+
+def _row_sources(node: object, where: str = "") -> list[tuple[str, str]]:
+    """(field, URL) for every *source field under a release row, in file order."""
+    out: list[tuple[str, str]] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            name = f"{where}.{key}" if where else str(key)
+            if str(key).endswith("source"):
+                for url in value if isinstance(value, list) else [value]:
+                    if isinstance(url, str) and url and (name, url) not in out:
+                        out.append((name, url))
+            elif isinstance(value, dict):
+                out += [s for s in _row_sources(value, name) if s not in out]
+    return out
 
 
 def matrix_markdown() -> str:

@@ -218,6 +218,8 @@ def test_without_a_value_the_fix_says_how_to_get_it() -> None:
          "kernel", "6.8.0-49-generic"),
         ("Successfully installed torch-2.5.1+rocm6.2", "rocm_version", "6.2"),
         ("ls /opt/rocm-6.3.1/lib", "rocm_version", "6.3.1"),
+        # AMD's 10.0 transition guide: TheRock installs to /opt/rocm/core-X.Y
+        ("error while loading /opt/rocm/core-10.1/lib/libamdhip64.so.7", "rocm_version", "10.1"),
         ("amdgpu 0000:c3:00.0: amdgpu: SMU is initialized successfully!\namdgpu 0000:c3:00.0:",
          "pci", "0000:c3:00.0"),
         ("GPU[0]: AMD Instinct MI300X OAM", "gpu", "AMD Instinct MI300X"),

@@ -16,6 +16,7 @@ import pytest
 
 from rocmprov import releases
 from rocmprov.data import check
+from tests.lab import amd_layout
 
 UBUNTU_2404 = {"os_family": "Debian", "distribution": "Ubuntu", "distribution_version": "24.04",
                "distribution_major_version": "24"}  # fmt: skip
@@ -206,3 +207,126 @@ def test_online_lists_a_release_file_per_suite_and_each_key() -> None:
     urls = list(check.online_urls(releases.load_table()))
     assert any(u.endswith("/dists/noble/Release") for _, u in urls)
     assert any(what == "key" and "repo.amd.com" in u for what, u in urls)
+    # the default release's driver repository (amdgpu/31.50/ubuntu, codename suite) is fetched too
+    assert ("10.1.0 ubuntu-24.04 amdgpu",
+            "https://repo.radeon.com/amdgpu/31.50/ubuntu/dists/noble/Release") in urls
+    assert ("7.2.2 ubuntu-24.04 graphics",
+            "https://repo.radeon.com/graphics/7.2.1/ubuntu/dists/noble/Release") in urls
+
+
+# --- AMD's layout rules (tests/lab/amd_layout.yaml) against every row (issue 24) ------------
+# Expected strings below are AMD's own instructions with the template variables filled in by
+# hand (sources in amd_layout.yaml), not output of the code under test.
+
+
+def test_every_row_matches_amds_layout_rules() -> None:
+    table = releases.load_table()
+    layout = amd_layout.Layout()
+    found = [p for row in amd_layout_rows(table)
+             for p in amd_layout.row_problems(table, row, layout)]
+    assert found == []
+
+
+def amd_layout_rows(table: dict) -> list[dict]:  # type: ignore[type-arg]
+    return [r for r in table["releases"] if isinstance(r, dict) and r.get("version")]
+
+
+@pytest.mark.parametrize(("version", "stream", "driver", "kind", "os", "family", "want"), [
+    # amdgpu-docs 30.10.2 RHEL template: RHEL 9 by minor, RHEL 8 and 10 by major.
+    ("7.0.2", "legacy", "30.10.2", "amdgpu", "8.10", "rpm", "amdgpu/30.10.2/el/8/main/x86_64"),
+    ("7.0.2", "legacy", "30.10.2", "amdgpu", "10.0", "rpm", "amdgpu/30.10.2/el/10/main/x86_64"),
+    ("7.0.2", "legacy", "30.10.2", "amdgpu", "9.6", "rpm", "amdgpu/30.10.2/el/9.6/main/x86_64"),
+    # amdgpu-docs 30.10.1 (main, 2025-09-17): only RHEL 10 by major.
+    ("7.0.1", "legacy", "30.10.1", "amdgpu", "8.10", "rpm",
+     "amdgpu/30.10.1/el/8.10/main/x86_64"),
+    ("7.2.3", "legacy", "30.30.3", "rocm", "10.1", "rpm", "rocm/el10/7.2.3/main"),
+    ("6.2.0", "legacy", "", "amdgpu", "8.10", "rpm", "amdgpu/6.2/el/8.10/main/x86_64"),
+    ("7.0.2", "legacy", "30.10.2", "amdgpu", "15.7", "sles", "amdgpu/30.10.2/sle/15.7/main/x86_64"),
+    ("10.1.0", "therock", "31.50", "amdgpu", "8.10", "rpm", "amdgpu/31.50/el/8/main/x86_64"),
+    ("10.1.0", "therock", "31.50", "rocm", "9.6", "rpm", "rocm/core/packages/rhel9/x86_64"),
+])
+def test_layout_rules_give_amds_rpm_paths(version: str, stream: str, driver: str, kind: str,
+                                          os: str, family: str, want: str) -> None:
+    rel = amd_layout.Release(version, stream, driver)
+    assert amd_layout.Layout().rpm_path(rel, kind, os, family) == want
+
+
+def test_layout_rules_give_amds_apt_lines() -> None:
+    layout = amd_layout.Layout()
+
+    def urls(v: str, s: str, d: str, distro: str) -> dict[str, tuple[str, str, str]]:
+        repos = layout.apt_repos(amd_layout.Release(v, s, d), distro)
+        return {r.kind: (r.url, r.suite, r.key_url) for r in repos}
+
+    radeon_key = "https://repo.radeon.com/rocm/rocm.gpg.key"
+    # rocm.list for 7.2.x: rocm/apt/<ver> and graphics/<ver>/ubuntu; 7.2.2's graphics is 7.2.1's.
+    assert urls("7.2.2", "legacy", "30.30.2", "ubuntu-24.04") == {
+        "rocm": ("https://repo.radeon.com/rocm/apt/7.2.2", "noble", radeon_key),
+        "amdgpu": ("https://repo.radeon.com/amdgpu/30.30.2/ubuntu", "noble", radeon_key),
+        "graphics": ("https://repo.radeon.com/graphics/7.2.1/ubuntu", "noble", radeon_key)}
+    assert urls("6.2.0", "legacy", "", "ubuntu-22.04") == {
+        "rocm": ("https://repo.radeon.com/rocm/apt/6.2", "jammy", radeon_key),
+        "amdgpu": ("https://repo.radeon.com/amdgpu/6.2/ubuntu", "jammy", radeon_key)}
+    # 10.x: stable.repo.amd.com for ROCm, AMD's driver repository amdgpu/31.50/ubuntu (Debian
+    # 12 uses jammy there, as amdgpu-docs' Debian page says).
+    assert urls("10.1.0", "therock", "31.50", "debian-12") == {
+        "rocm": ("https://stable.repo.amd.com/rocm/core/packages/debian12/", "stable",
+                 "https://stable.repo.amd.com/rocm/gpg/packages.gpg"),
+        "amdgpu": ("https://repo.radeon.com/amdgpu/31.50/ubuntu", "jammy", radeon_key)}
+    # Ubuntu 26.04: AMD's 10.0 page fetches amdgpu-install/31.50/ubuntu/resolute/...
+    assert urls("10.0.0", "therock", "31.50", "ubuntu-26.04")["amdgpu"] == (
+        "https://repo.radeon.com/amdgpu/31.50/ubuntu", "resolute", radeon_key)
+
+
+def wrong(edit) -> list[str]:  # type: ignore[no-untyped-def]
+    table = copy.deepcopy(releases.load_table())
+    edit({str(r["version"]): r for r in amd_layout_rows(table)})
+    return [p for row in amd_layout_rows(table) for p in amd_layout.row_problems(table, row)]
+
+
+def test_a_graphics_path_amd_never_published_is_caught() -> None:
+    def edit(rows: dict) -> None:  # type: ignore[type-arg]
+        rows["7.2.2"]["apt"]["graphics"] = "graphics/7.2.2/ubuntu"
+    found = wrong(edit)
+    assert found and all("graphics/7.2.2/ubuntu" in p and "graphics/7.2.1/ubuntu" in p
+                         for p in found)
+
+
+def test_an_el_minor_where_amd_uses_the_major_is_caught() -> None:
+    def edit(rows: dict) -> None:  # type: ignore[type-arg]
+        rows["7.2.3"]["rpm"]["amdgpu"]["8.10"] = "amdgpu/30.30.3/el/8.10/main/x86_64"
+    assert wrong(edit) == ["7.2.3 (legacy): rpm amdgpu 8.10: amdgpu/30.30.3/el/8.10/main/x86_64, "
+                           "AMD: amdgpu/30.30.3/el/8/main/x86_64"]
+
+
+def test_a_default_release_without_its_driver_repository_is_caught() -> None:
+    def edit(rows: dict) -> None:  # type: ignore[type-arg]
+        rows["10.1.0"]["apt"]["amdgpu"] = None
+    found = wrong(edit)
+    assert "10.1.0 (therock): apt amdgpu ubuntu-24.04: none, AMD: amdgpu/31.50/ubuntu" in found
+
+
+def test_the_lab_serves_the_rules_not_the_tables_paths() -> None:
+    """A wrong path in the table must not be served by the lab (tests/lab/amdrepo.py)."""
+    from tests.lab import amdrepo
+
+    table = copy.deepcopy(releases.load_table())
+    row = next(r for r in amd_layout_rows(table) if r["version"] == "7.2.2")
+    row["apt"]["graphics"] = "graphics/7.2.2/ubuntu"
+    row["apt"]["rocm"] = "rocm/apt/7.2.2-wrong"
+    served = {(r.host, r.path) for r in amdrepo.plan(table, ["7.2.2"])}
+    assert ("repo.radeon.com", "graphics/7.2.1/ubuntu") in served
+    assert ("repo.radeon.com", "rocm/apt/7.2.2") in served
+    assert not any(p in ("graphics/7.2.2/ubuntu", "rocm/apt/7.2.2-wrong") for _, p in served)
+
+
+def test_the_default_release_installs_amds_driver_repository() -> None:
+    plan = releases.resolve("default", UBUNTU_2404)
+    assert plan["amdgpu_url"] == "https://repo.radeon.com/amdgpu/31.50/ubuntu"
+    assert plan["amdgpu_suite"] == "noble" and plan["suite"] == "stable"
+    assert plan["amdgpu_key_url"] == "https://repo.radeon.com/rocm/rocm.gpg.key"
+    assert plan["key_url"] != plan["amdgpu_key_url"] and plan["dkms_package"] == "amdgpu-dkms"
+    rhel8 = releases.resolve("default", {"os_family": "RedHat", "distribution": "RedHat",
+                                         "distribution_version": "8.10",
+                                         "distribution_major_version": "8"})
+    assert rhel8["amdgpu_url"] == "https://repo.radeon.com/amdgpu/31.50/el/8/main/x86_64"

@@ -192,16 +192,25 @@ def assert_release_installed(lab: Lab, host: LabHost, row: dict[str, Any],
     assert plan["error"] == "", plan["error"]
     root = host.root
     keyring = f"/etc/apt/keyrings/rocmprov-{plan['stream']}.asc"
+    # TheRock 10.x: AMD's driver repository has its own key (legacy) and suite (codename)
+    own = bool(plan["amdgpu_url"]) and upstream["amdgpu_key_url"] != upstream["key_url"]
+    rings = {"rocm": keyring, "graphics": keyring,
+             "amdgpu": "/etc/apt/keyrings/rocmprov-amdgpu.asc" if own else keyring}
     wanted = {f"{n}.sources" for n in ("rocm", "amdgpu", "graphics") if plan[f"{n}_url"]}
     assert {f for f in listing(host, SOURCES) if f.endswith(".sources")} == wanted
     for name in ("rocm", "amdgpu", "graphics"):
         if plan[f"{name}_url"]:
+            suite = (plan["amdgpu_suite"] or plan["suite"]) if name == "amdgpu" else plan["suite"]
             text = (root / SOURCES.lstrip("/") / f"{name}.sources").read_text()
-            for line in (f"URIs: {plan[f'{name}_url']}", f"Suites: {plan['suite']}",
-                         f"Signed-By: {keyring}", "Components: main"):
+            for line in (f"URIs: {plan[f'{name}_url']}", f"Suites: {suite}",
+                         f"Signed-By: {rings[name]}", "Components: main"):
                 assert line in text.splitlines(), (line, text)
-    assert listing(host, "/etc/apt/keyrings") == {Path(keyring).name}
+    assert listing(host, "/etc/apt/keyrings") == {Path(k).name for k in rings.values()
+                                                  if k == keyring or own}
     assert (root / keyring.lstrip("/")).read_text() == served.repos.key_text(upstream["key_url"])
+    if own:
+        assert (root / rings["amdgpu"].lstrip("/")).read_text() == served.repos.key_text(
+            upstream["amdgpu_key_url"])
     pins = listing(host, "/etc/apt/preferences.d")
     if plan["pin_origin"]:
         assert pins == {Path(PIN).name}
@@ -254,18 +263,21 @@ def _fast_path(lab: Lab, host: LabHost, row: dict[str, Any], key: str, facts: di
     sh(lab, host, f"rm -rf {ISO} && mkdir -p {ISO}/sources {ISO}/prefs {ISO}/lists/partial")
     for name in ("rocm", "amdgpu", "graphics"):
         if plan[f"{name}_url"]:
+            suite = (plan["amdgpu_suite"] or plan["suite"]) if name == "amdgpu" else plan["suite"]
+            ring = "amdgpu-keyring" if name == "amdgpu" else "keyring"
             (iso / "sources" / f"{name}.sources").write_text(
-                f"Types: deb\nURIs: {plan[f'{name}_url']}\nSuites: {plan['suite']}\n"
+                f"Types: deb\nURIs: {plan[f'{name}_url']}\nSuites: {suite}\n"
                 f"Components: {' '.join(plan['components'])}\nArchitectures: amd64\n"
-                f"Signed-By: {ISO}/keyring.asc\n")
+                f"Signed-By: {ISO}/{ring}.asc\n")
     if plan["pin_origin"]:
         (iso / "prefs" / "rocm-pin").write_text(
             f"Package: *\nPin: release o={plan['pin_origin']}\nPin-Priority: 600\n")
-    fetch = sh(lab, host, "python3 -c 'import sys, urllib.request as u; "
-               f"u.urlretrieve(sys.argv[1], sys.argv[2])' {plan['key_url']} {ISO}/keyring.asc",
-               check=False)
-    if fetch.returncode:
-        return f"{where}: key {plan['key_url']}: {fetch.stderr[-300:]}"
+    for url, ring in ((plan["key_url"], "keyring"), (plan["amdgpu_key_url"], "amdgpu-keyring")):
+        fetch = sh(lab, host, "python3 -c 'import sys, urllib.request as u; "
+                   f"u.urlretrieve(sys.argv[1], sys.argv[2])' {url} {ISO}/{ring}.asc",
+                   check=False)
+        if fetch.returncode and (ring == "keyring" or plan["amdgpu_url"]):
+            return f"{where}: key {url}: {fetch.stderr[-300:]}"
     update = lab.exec(host, ["apt-get", *APT_ISO, "update"], check=False, timeout=300)
     text = update.stdout + update.stderr
     bad = [ln for ln in text.splitlines() if ln.startswith(("W:", "E:", "Err:"))]
@@ -433,13 +445,16 @@ def test_a_host_set_up_by_amds_instructions_converges_and_uninstall_takes_back_e
     keyring.parent.mkdir(parents=True, exist_ok=True)
     keyring.write_bytes(subprocess.run(["gpg", "--dearmor"], input=key.encode(),
                                        capture_output=True, check=True).stdout)
-    lists = {}
+    lists: dict[str, str] = {}
     for name in (n for n in ("rocm", "amdgpu", "graphics") if plan[f"{n}_url"]):
-        path = next(p for p in stream["amd_list_files"] if Path(p).name == f"{name}.list")
-        line = (f"deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] "
-                f"{plan[f'{name}_url']} {plan['suite']} main\n")
-        (amd.root / path.lstrip("/")).write_text(line)
-        lists[path] = line
+        # AMD writes its graphics line into rocm.list, next to the rocm line
+        file = "rocm.list" if name == "graphics" else f"{name}.list"
+        path = next(p for p in stream["amd_list_files"] if Path(p).name == file)
+        lists[path] = lists.get(path, "") + (
+            f"deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] "
+            f"{plan[f'{name}_url']} {plan['suite']} main\n")
+    for path, text in lists.items():
+        (amd.root / path.lstrip("/")).write_text(text)
     (amd.root / stream["amd_pin_file"].lstrip("/")).write_text(
         f"Package: *\nPin: release o={stream['pin_origin']}\nPin-Priority: 600\n")
     amd_install = sh(lab, amd, "apt-get update && apt-get install -y "

@@ -52,6 +52,35 @@ def test_apt_ignores_save_and_dist_upgrade_copies_so_does_the_audit() -> None:
     assert by["repo.key"].actual == "/etc/apt/keyrings/rocm.gpg"
 
 
+def test_the_10x_driver_repository_next_to_therock_is_one_release_and_needs_no_pin() -> None:
+    """Issue 24: TheRock 10.x takes amdgpu-dkms from AMD's driver repository on
+    repo.radeon.com; the audit must not call that a second (legacy) release nor want a pin."""
+    base = read_bundle(REAL)
+    # AMD's own lines: the 10.0 install page (amdrocm-stable.sources) and the amdgpu-docs
+    # Ubuntu template filled for 31.50 / noble (amdgpu.list)
+    text = (
+        "== file /etc/apt/sources.list.d/amdrocm-stable.sources\n"
+        "X-Repo-Id: amdrocm-stable\nTypes: deb\n"
+        "URIs: https://stable.repo.amd.com/rocm/core/packages/ubuntu2404/\n"
+        "Suites: stable\nComponents: main\nArchitectures: amd64\n"
+        "Signed-By: /etc/apt/keyrings/amdrocm.gpg\nEnabled: yes\n"
+        "== file /etc/apt/sources.list.d/amdgpu.list\n"
+        "deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] "
+        "https://repo.radeon.com/amdgpu/31.50/ubuntu noble main\n"
+    )
+    outputs = {**base.outputs, "apt-rocm": ProbeOutput("apt-rocm", "t", 0, text)}
+    report = audit_bundle(dataclasses.replace(base, outputs=outputs), Policy())
+    found = [f for f in report.findings if f.check in ("repo.sources", "repo.pin")]
+    assert not any("more than one ROCm release" in f.summary for f in found), found
+    assert not any(f.check == "repo.pin" for f in found), found
+    # a legacy rocm/apt source next to TheRock's is still two releases
+    legacy = text.replace("amdgpu/31.50/ubuntu", "rocm/apt/7.2.1")
+    outputs = {**base.outputs, "apt-rocm": ProbeOutput("apt-rocm", "t", 0, legacy)}
+    report = audit_bundle(dataclasses.replace(base, outputs=outputs), Policy())
+    assert any("more than one ROCm release" in f.summary for f in report.findings
+               if f.check == "repo.sources")
+
+
 def test_a_tarball_bigger_than_anything_it_may_hold_is_refused_at_once(tmp_path: Path) -> None:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:

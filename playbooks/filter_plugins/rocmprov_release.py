@@ -118,6 +118,9 @@ def resolve(
         return str(value if value is not None else stream.get(key) or "")
 
     base = pick("base_url")
+    # TheRock 10.x: AMD's driver repository lives on repo.radeon.com with the legacy key.
+    driver_base = str(row.get("driver_base_url") or base)
+    driver_key = row.get("driver_key_url")
     torch = row.get("torch") or {}
     out.update(
         version=str(row["version"]),
@@ -144,6 +147,8 @@ def resolve(
         components=["main"],
         rocm_url="",
         amdgpu_url="",
+        amdgpu_suite="",
+        amdgpu_key_url=_mirror(str(driver_key or pick("key_url")), mirrors),
         amdgpu_error="",
         graphics_url="",
     )
@@ -166,11 +171,16 @@ def resolve(
         def url(path: object) -> str:
             return _mirror(_join(base, str(path or "").replace("{distro}", distro_dir)), mirrors)
 
+        # The driver repository may have suites of its own (TheRock 10.x: "stable" for ROCm,
+        # the Ubuntu codename for amdgpu/<driver>/ubuntu).
+        amdgpu_suite = str((apt.get("amdgpu_suites") or suites).get(apt_key) or "")
+        amdgpu_path = apt.get("amdgpu") if amdgpu_suite else None
         out.update(
             suite=str(suite),
             components=list(apt.get("components") or ["main"]),
             rocm_url=url(apt.get("rocm")),
-            amdgpu_url=url(apt.get("amdgpu")),
+            amdgpu_url=_mirror(_join(driver_base, amdgpu_path), mirrors),
+            amdgpu_suite=amdgpu_suite if amdgpu_path else "",
             graphics_url=url(apt.get("graphics")),
         )
     elif host["family"] in ("rpm", "zypper"):
@@ -190,7 +200,7 @@ def resolve(
             listed = ", ".join(sorted(amdgpu_paths))
             out["amdgpu_error"] = f"{where}: no amdgpu driver for {host['label']} (AMD: {listed})"
         if amdgpu_key is not None:
-            out["amdgpu_url"] = _mirror(_join(base, amdgpu_paths[amdgpu_key]), mirrors)
+            out["amdgpu_url"] = _mirror(_join(driver_base, amdgpu_paths[amdgpu_key]), mirrors)
         graphics = section.get("graphics") or {}
         graphics_key = _pick_minor(graphics, host["version"], host["major"], "newest")
         if graphics_key is not None:

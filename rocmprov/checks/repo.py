@@ -34,11 +34,20 @@ _THEROCK_LAYOUT = re.compile(r"repo\.amd\.com|/rocm/core/packages/|/rocm/package
 _LEGACY_RELEASE = re.compile(r"/rocm/apt/(\d+\.\d+(?:\.\d+)?)")
 
 
+_DRIVER_URI = re.compile(r"\S*/amdgpu/\d\S*")
+
+
 def source_stream(text: str) -> str:
-    """ "therock", "legacy" or "" for one source file's text (mirrors keep AMD's layout)."""
+    """ "therock", "legacy", "driver" or "" for one source file's text (mirrors keep AMD's
+    layout). "driver": only AMD GPU Driver repositories (amdgpu/<ver>/...), which both streams
+    use (TheRock 10.x installs amdgpu-dkms from repo.radeon.com/amdgpu/31.50/ubuntu)."""
     if _THEROCK_LAYOUT.search(text):
         return "therock"
     if LEGACY_ORIGIN in text or _LEGACY_LAYOUT.search(text):
+        rest = _DRIVER_URI.sub("", text)
+        if _DRIVER_URI.search(text) and LEGACY_ORIGIN not in rest \
+                and not _LEGACY_LAYOUT.search(rest):
+            return "driver"
         return "legacy"
     return ""
 
@@ -117,7 +126,7 @@ def _sources(facts: HostFacts, policy: Policy, amd_sources: dict[str, str]) -> l
             )
         )
     releases_seen = sorted({m for t in amd_sources.values() for m in _LEGACY_RELEASE.findall(t)})
-    streams = sorted({source_stream(t) for t in amd_sources.values()})
+    streams = sorted({source_stream(t) for t in amd_sources.values()} - {"driver"})
     if len(releases_seen) > 1 or len(streams) > 1:
         out.append(
             Finding(
@@ -139,7 +148,7 @@ def _sources(facts: HostFacts, policy: Policy, amd_sources: dict[str, str]) -> l
             Finding(
                 "repo.sources",
                 OK,
-                f"{len(amd_sources)} AMD source file(s), {', '.join(streams)} stream",
+                f"{len(amd_sources)} AMD source file(s), {', '.join(streams or ['driver'])} stream",
                 actual=", ".join(sorted(amd_sources)),
             )
         )

@@ -131,8 +131,16 @@ def online_urls(table: dict[str, Any]) -> Iterator[tuple[str, str]]:
             if plan.get("rocm_url") and plan.get("suite"):
                 url = f"{plan['rocm_url'].rstrip('/')}/dists/{plan['suite']}/Release"
                 yield f"{row.version} {key}", url
+            # the driver and graphics repositories 404 on their own (graphics/7.2.2, ROCm#5881)
+            for kind in ("amdgpu", "graphics"):
+                suite = (plan.get(f"{kind}_suite") or plan.get("suite")) if plan else ""
+                if plan.get(f"{kind}_url") and suite:
+                    url = f"{plan[f'{kind}_url'].rstrip('/')}/dists/{suite}/Release"
+                    yield f"{row.version} {key} {kind}", url
             if plan.get("key_url"):
                 keys.add(plan["key_url"])
+            if plan.get("amdgpu_url") and plan.get("amdgpu_key_url"):
+                keys.add(plan["amdgpu_key_url"])
     for url in sorted(keys):
         yield "key", url
 

@@ -22,6 +22,8 @@ _PATTERNS: dict[str, tuple[str, ...]] = {
     "gfx": (r"gfx((?:[0-9]{3,4}|[0-9]{2,3}[a-f]))(?![0-9a-z])",),
     "rocm_version": (
         r"/opt/rocm-(\d+\.\d+\.\d+)",
+        # TheRock (ROCm Core SDK 7.12 onward, 10.x) installs to /opt/rocm/core-X.Y
+        r"/opt/rocm/core-(\d+\.\d+(?:\.\d+)?)(?![\d.])",
         r"ROCm(?: [Vv]ersion)?[: ]+v?(\d+\.\d+(?:\.\d+)?)\b",
         r"\+rocm(\d+\.\d+(?:\.\d+)?)\b",
         r"ROCM_VERSION[=: ]+(\d+\.\d+(?:\.\d+)?)",

@@ -1,20 +1,24 @@
-"""AMD's apt repositories as the release table publishes them, signed, for the lab.
+"""AMD's apt repositories as AMD lays them out, signed, for the lab.
 
-Every release row of playbooks/data/rocm_releases.yml that has an apt repository becomes a
-signed repository at the exact path AMD publishes it, below one directory per upstream host:
+The paths, suites, hosts and keys come from AMD's layout rules (tests/lab/amd_layout.yaml,
+written from AMD's install-doc sources), NOT from the release table's path fields: of each
+row of playbooks/data/rocm_releases.yml only its version, stream, driver version, listed
+distributions and packages are read. So a row whose path AMD never published (graphics/7.2.2,
+amdgpu/.../el/8.10) points at nothing the lab serves, and apply fails in the lab as upstream:
 
-    ROOT/repo.radeon.com/rocm/rocm.gpg.key                      (the stream's key_url, armored)
-    ROOT/repo.radeon.com/rocm/apt/7.2.1/dists/jammy/...         (row.apt.rocm + suite)
-    ROOT/repo.radeon.com/amdgpu/30.30.1/ubuntu/dists/jammy/...  (row.apt.amdgpu)
-    ROOT/repo.radeon.com/graphics/7.2.1/ubuntu/dists/jammy/...  (row.apt.graphics)
-    ROOT/stable.repo.amd.com/rocm/core/packages/debian12/dists/stable/...   ({distro} filled in)
+    ROOT/repo.radeon.com/rocm/rocm.gpg.key                      (legacy key, armored)
+    ROOT/repo.radeon.com/rocm/apt/7.2.1/dists/jammy/...         (rocm/apt/{rel})
+    ROOT/repo.radeon.com/amdgpu/30.30.1/ubuntu/dists/jammy/...  (amdgpu/{driver}/ubuntu)
+    ROOT/repo.radeon.com/graphics/7.2.1/ubuntu/dists/jammy/...  (graphics/{rel}/ubuntu, 7.x)
+    ROOT/stable.repo.amd.com/rocm/core/packages/debian12/dists/stable/...   (TheRock 10.x)
+    ROOT/repo.radeon.com/amdgpu/31.50/ubuntu/dists/jammy/...    (10.x driver, legacy key)
 
 Serve ROOT once (`Lab.serve_dir`) and hand the playbooks `mirrors(url)`: every upstream URL of
 the table is rewritten onto the lab server, so the resolver's own URLs are what the hosts use.
 
-Each Release carries `Origin:` = the stream's pin origin (legacy: repo.radeon.com; a stream
-without one: the upstream host name) and is signed (InRelease + Release.gpg) with a key of its
-own per key URL of the table, published ASCII-armored at that URL's path. The packages are the
+Each Release carries `Origin:` = the upstream host name (repo.radeon.com: AMD's pin origin)
+and is signed (InRelease + Release.gpg) with a key of its own per key URL of the rules,
+published ASCII-armored at that URL's path. The packages are the
 row's `packages` (meta-packages) in the rocm repository and its `dkms_package` in the amdgpu
 one, versioned as AMD versions them (legacy `7.2.1.70201-1~22.04`, TheRock `10.0.0-1`). A
 meta-package lays down the release's prefix with `<prefix>/.info/version` and, for every fixed
@@ -49,13 +53,14 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from tests.lab import amd_layout
 from tests.lab.aptrepo import DebSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TABLE = REPO_ROOT / "playbooks" / "data" / "rocm_releases.yml"
 BUILD = "1"  # AMD's build number field, one for every dummy package
 # Ubuntu release of a suite, the tail of AMD's legacy versions (`~22.04`).
-UBUNTU_OF_SUITE = {"focal": "20.04", "jammy": "22.04", "noble": "24.04"}
+UBUNTU_OF_SUITE = {"focal": "20.04", "jammy": "22.04", "noble": "24.04", "resolute": "26.04"}
 
 
 def load_table(path: Path = TABLE) -> dict[str, Any]:
@@ -77,11 +82,12 @@ def pick(table: dict[str, Any], row: dict[str, Any], key: str) -> str:
     return str(value if value is not None else stream_of(table, row).get(key) or "")
 
 
-def upstreams(table: dict[str, Any]) -> list[str]:
-    """Every upstream base URL the table names (https://repo.radeon.com, ...)."""
-    found = set()
+def upstreams(table: dict[str, Any], repos: Iterable[Repo] = ()) -> list[str]:
+    """Every upstream base URL the table or the served repositories name."""
+    found = {f"https://{r.host}" for r in repos}
+    found |= {f"{urlsplit(r.key_url).scheme}://{urlsplit(r.key_url).netloc}" for r in repos}
     for row in rows(table):
-        for key in ("base_url", "key_url"):
+        for key in ("base_url", "key_url", "driver_base_url", "driver_key_url"):
             url = pick(table, row, key)
             if url:
                 parts = urlsplit(url)
@@ -216,7 +222,7 @@ class AmdRepos:
     def mirrors(self, url: str) -> dict[str, str]:
         """rocmprov_mirrors for a server of root at url: upstream base -> lab URL."""
         out = {}
-        for up in upstreams(self.table):
+        for up in upstreams(self.table, self.repos):
             out[up] = f"{url.rstrip('/')}/{urlsplit(up).netloc}"
         return out
 
@@ -225,48 +231,49 @@ class AmdRepos:
 
 
 def plan(table: dict[str, Any], versions: Iterable[str] | None = None,
-         dkms_postinst: str = "") -> list[Repo]:
-    """Every apt repository the table's rows publish (or those of `versions`), with what goes
-    in each. dkms_postinst: a postinst for the dkms packages (a failing DKMS build)."""
+         dkms_postinst: str = "", layout: amd_layout.Layout | None = None) -> list[Repo]:
+    """Every apt repository AMD publishes for the table's releases (or those of `versions`),
+    with what goes in each.
+
+    Paths, suites, hosts and keys come from AMD's layout rules (tests/lab/amd_layout.yaml),
+    never from the row's path fields: from a row only its identity (version, stream, driver),
+    the distributions it lists and its packages are read. A row whose paths disagree with
+    the rules therefore points at a repository the lab does not serve, as upstream would.
+    dkms_postinst: a postinst for the dkms packages (a failing DKMS build)."""
+    layout = layout or amd_layout.Layout()
     repos: dict[tuple[str, str, str], Repo] = {}
     wanted = None if versions is None else {str(v) for v in versions}
     for row in rows(table):
         if wanted is not None and str(row["version"]) not in wanted:
             continue
         apt = row.get("apt") or {}
-        suites = apt.get("suites") or {}
-        if not apt.get("rocm") or not suites:
+        if not apt.get("rocm"):
             continue
-        base = urlsplit(pick(table, row, "base_url"))
-        key_url = pick(table, row, "key_url")
-        origin = pick(table, row, "pin_origin") or base.netloc
-        dirs = apt.get("distro_dirs") or {}
-        for distro_key, suite in suites.items():
-            for kind in ("rocm", "amdgpu", "graphics"):
-                raw = apt.get(kind)
-                if not raw:
-                    continue
-                path = str(raw).replace("{distro}", str(dirs.get(distro_key, ""))).strip("/")
-                path = f"{base.path.strip('/')}/{path}".strip("/")
-                ident = (base.netloc, path, str(suite))
+        rel = amd_layout.release_of(row)
+        for distro_key in apt.get("suites") or {}:
+            for pub in layout.apt_repos(rel, str(distro_key)):
+                host, path = pub.host, pub.path.strip("/")
+                origin = "repo.radeon.com" if host == "repo.radeon.com" else host
+                ident = (host, path, pub.suite)
                 repo = repos.get(ident)
                 if repo is None:
-                    repo = repos[ident] = Repo(base.netloc, path, str(suite), origin, key_url, kind)
-                if repo.key_url != key_url or repo.origin != origin:
-                    raise ValueError(f"{base.netloc}/{path} {suite}: rows disagree on its key or "
-                                     f"origin ({repo.key_url} {repo.origin} / {key_url} {origin})")
+                    repo = repos[ident] = Repo(host, path, pub.suite, origin, pub.key_url,
+                                               pub.kind)
                 if str(row["version"]) in repo.rows:
                     continue
                 repo.rows.append(str(row["version"]))
-                if kind == "rocm":
+                have = {(p.name, p.version) for p in repo.packages}
+                if pub.kind == "rocm":
                     for name in row.get("packages") or []:
                         if "<" not in str(name):
-                            repo.packages.append(meta_package(table, row, str(name), str(suite)))
-                elif kind == "amdgpu" and row.get("dkms_package"):
-                    repo.packages.append(_Deb(
-                        str(row["dkms_package"]), dkms_version(row, str(suite)), arch="amd64",
+                            repo.packages.append(meta_package(table, row, str(name), pub.suite))
+                elif pub.kind == "amdgpu" and row.get("dkms_package"):
+                    spec = _Deb(
+                        str(row["dkms_package"]), dkms_version(row, pub.suite), arch="amd64",
                         description=f"lab stand-in for amdgpu {row.get('driver') or ''}",
-                        scripts={"postinst": dkms_postinst} if dkms_postinst else {}))
+                        scripts={"postinst": dkms_postinst} if dkms_postinst else {})
+                    if (spec.name, spec.version) not in have:
+                        repo.packages.append(spec)
     return list(repos.values())
 
 
