@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Mapping
@@ -59,6 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "and amd-smi, reading the kernel log only since its last run (--local only)",
     )
     parser.add_argument(
+        "--state",
+        default="audit",
+        help="the quick profile's own kernel-log state (cursor and GPU lines kept for the "
+        "boot): one name per consumer, e.g. metrics (audit)",
+    )
+    parser.add_argument(
         "--output",
         type=Path,
         help="write the report to FILE (replaced atomically: temp file + rename) instead of stdout",
@@ -81,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(
             args, f"unknown profile {args.profile!r} (choose from full, quick)", Exit.USAGE
         )
+    if not re.fullmatch(r"[a-z][a-z0-9-]{0,31}", args.state):
+        return _fail(args, "--state: a name of lower-case letters, digits and -", Exit.USAGE)
     if args.profile == "quick" and (args.inventory or args.bundle):
         return _fail(args, "--profile quick audits this machine only (--local)", Exit.USAGE)
     try:
@@ -141,6 +150,7 @@ def _audit(args: argparse.Namespace):
         python=args.python or "python3",
         hostvars=hostvars,
         profile=args.profile,
+        consumer=args.state,
     )
     return AuditResult((report,))
 
