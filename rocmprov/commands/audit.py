@@ -209,7 +209,14 @@ def _check_drift_args(args: argparse.Namespace) -> Baseline | None:
 
 def _drift(result: AuditResult, args: argparse.Namespace, baseline: Baseline | None):
     """Add the drift findings; write --save-baseline (0600, replaced atomically)."""
-    from rocmprov.drift import dump_baseline, flatten, host_baseline, majority, with_drift
+    from rocmprov.drift import (
+        Baseline,
+        dump_baseline,
+        flatten,
+        host_baseline,
+        majority,
+        with_drift,
+    )
 
     if args.baseline and baseline is None:
         baseline = host_baseline(result, args.baseline)
@@ -221,10 +228,15 @@ def _drift(result: AuditResult, args: argparse.Namespace, baseline: Baseline | N
     if args.save_baseline is not None:
         from rocmprov.report.output import write_atomic
 
-        reference = (
-            baseline
-            or majority({h.host: flatten(h.inventory) for h in result.hosts if h.inventory})[0]
-        )
+        if baseline is None:  # the majority; a field with none is saved as unsettled
+            reference, split = majority(
+                {h.host: flatten(h.inventory) for h in result.hosts if h.inventory}
+            )
+            reference = Baseline(
+                reference.source, reference.fields, {k: dict(c) for k, c in split.items()}
+            )
+        else:
+            reference = baseline
         write_atomic(args.save_baseline, dump_baseline(reference), mode=0o600)
     return result
 
