@@ -81,8 +81,9 @@ class NodeState:
     @property
     def touchable(self) -> bool:
         """In service or drained, nothing else: the gate may drain or resume it."""
-        parts = [p.rstrip("*~#!%$@^-") for p in self.state.upper().split("+")]
-        base, *flags = [p for p in parts if p] or [""]
+        # sinfo-style suffixes (IDLE* not responding, IDLE~ powered off, IDLE$ maintenance...)
+        # are not IDLE: left alone like their flags
+        base, *flags = [p for p in self.state.upper().split("+") if p] or [""]
         return base in IN_SERVICE and set(flags) <= HARMLESS_FLAGS
 
 
