@@ -193,7 +193,9 @@ def test_the_admins_node_states_are_left_alone(
     """review r03/r13: a node set DOWN or FAIL by an admin was relabelled, then resumed."""
     node.sh("scontrol", "update", f"nodename={node.name}", *make)
     try:
-        before = node.wait_state(lambda s: "*" not in s[0], "the admin's state")
+        before = node.wait_state(
+            lambda s: "*" not in s[0] and "NOT_RESPONDING" not in s[0], "the admin's state"
+        )
         assert before[1].startswith("admin: ")
         for result in ("critical", "clean", "critical", "clean"):
             line = node.gate("--result", f"/root/{result}.json")
@@ -261,7 +263,7 @@ def test_live_gate_keeps_a_ras_finding_until_cleared(node: Node) -> None:
     node.put("/root/kmsg", "[    2.000000] the ring buffer moved on\n")
     line, _ = live()
     assert "action=none" in line and node.show()[0] == "IDLE+DRAIN", line
-    cleared = node.lab.exec(node.host, [*LIVE[:5], "health", "--clear-kernel-findings"],
+    cleared = node.lab.exec(node.host, [*LIVE[:6], "health", "--clear-kernel-findings"],
                             check=False, timeout=60)  # fmt: skip
     assert cleared.returncode == 0 and "kernel findings cleared" in cleared.stderr, cleared.stderr
     line, _ = live()

@@ -221,6 +221,8 @@ def test_only_gpu_driver_and_kernel_gpu_findings_drain_by_default() -> None:
         Action.RESUME
     )
     assert decide(_report(_f("gpu.count", UNK)), OURS).action is Action.NONE
+    # "dmesg" UNKNOWN (the kernel log not read) is of the kernel-GPU family: no resume blind
+    assert decide(_report(_f("dmesg", UNK), _f("gpu.count", OK)), OURS).action is Action.NONE
 
 
 def test_a_site_sets_its_own_families_but_repo_never_drains() -> None:

@@ -48,10 +48,11 @@ class DrainPolicy:
         return cls(drain or DEFAULT_DRAIN, no_drain)
 
     def drains(self, check: str) -> bool:
-        """True when a CRITICAL finding of `check` takes the node out of service."""
-        if any(fnmatchcase(check, p) for p in (*NEVER_DRAIN, *self.no_drain)):
+        """True when a CRITICAL finding of `check` takes the node out of service. `fam.*`
+        also stands for the family's own bare id (`dmesg`: the kernel log not read)."""
+        if any(_matches(check, p) for p in (*NEVER_DRAIN, *self.no_drain)):
             return False
-        return any(fnmatchcase(check, p) for p in self.drain)
+        return any(_matches(check, p) for p in self.drain)
 
     def select(self, findings: Iterable[Finding]) -> tuple[Finding, ...]:
         """The findings that decide drain and resume."""
@@ -60,3 +61,7 @@ class DrainPolicy:
     def describe(self) -> str:
         no = f" except {','.join(self.no_drain)}" if self.no_drain else ""
         return f"{','.join(self.drain)}{no}"
+
+
+def _matches(check: str, pattern: str) -> bool:
+    return fnmatchcase(check, pattern) or (pattern.endswith(".*") and check == pattern[:-2])
