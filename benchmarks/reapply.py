@@ -8,7 +8,7 @@ re-applies (nothing left to change: changed=0 is checked), interleaved run by ru
   rocmprov-linear the same with `--strategy linear` (Ansible's own strategy, no Mitogen)
   rocmprov+audit  the same with its default post-apply audit (what a user gets by default)
   bare-same       `ansible-playbook -i INV site.yml ...` with exactly rocmprov's Ansible settings
-                  (playbooks/ansible.cfg + rocmprov.provision.runner.BASE_ENV + strategy_env():
+                  (playbooks/ansible.cfg + runner.BASE_ENV + strategy.strategy_env():
                   Mitogen's strategy, pipelining, ControlPersist, forks 20): rocmprov's own
                   overhead is rocmprov / bare-same
   ansible-default `ansible-playbook -i INV playbooks/site.yml ...` from the repository root with
@@ -64,7 +64,8 @@ PLAYBOOKS = REPO / "playbooks"
 def rocmprov_env() -> dict[str, str]:
     """What `rocmprov apply` hands ansible-playbook, less ansible-runner's own plumbing."""
     try:
-        from rocmprov.provision.runner import BASE_ENV, strategy_env
+        from rocmprov.provision.runner import BASE_ENV
+        from rocmprov.provision.strategy import strategy_env
     except ImportError:  # apply not built yet: the same settings come from ansible.cfg
         BASE_ENV, strategy_env = {}, dict
     env = {**BASE_ENV, **strategy_env()}  # Mitogen's strategy when installed, as apply runs it

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rocmprov.checks import run_checks
@@ -42,8 +42,9 @@ def audit_bundle(
 def audit_local(
     *,
     become: bool = False,
-    gpu_user: str = "",
+    gpu_users: Sequence[str] = (),
     python: str = "python3",
+    python_fallback: str = "",
     hostvars: Mapping[str, Any] | None = None,
     profile: str = "full",
     consumer: str = "audit",
@@ -59,7 +60,8 @@ def audit_local(
     from rocmprov.probes import build_probes, for_profile
 
     start = time.monotonic()
-    probes, left_out = for_profile(build_probes(gpu_user=gpu_user, python=python), profile)
+    probes = build_probes(gpu_users=gpu_users, python=python, python_fallback=python_fallback)
+    probes, left_out = for_profile(probes, profile)
     bundle = collect_local(probes, become=become, deadline=deadline)
     cursor = None
     if profile == "quick":

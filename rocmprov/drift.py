@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rocmprov.model import AuditResult, Finding, Severity
+from rocmprov.model import AuditResult, Finding, Severity, count
 
 BASELINE_SCHEMA = "rocmprov.baseline/1"
 CHECK = "fleet.drift"
@@ -112,7 +112,7 @@ def majority(flat: Mapping[str, Mapping[str, str]]) -> tuple[Baseline, dict[str,
             fields[name] = value
         else:
             split[name] = c
-    return Baseline(f"the fleet majority ({len(flat)} hosts)", fields), split
+    return Baseline(f"the fleet majority ({count(len(flat), 'host')})", fields), split
 
 
 def drift_findings(

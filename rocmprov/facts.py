@@ -64,7 +64,7 @@ class HostFacts:
     modules: frozenset[str] | None = None
     amdgpu_initstate: str | None = None
     devnodes: dict[str, DevNode] | None = None
-    groups: UserGroups | None = None
+    groups: tuple[UserGroups, ...] | None = None  # the GPU users, in the order asked
     rocm_version: str | None = None  # "" = not installed
     rocminfo: RocmInfo | None = None
     smi_gpus: tuple[SmiGpu, ...] | None = None
@@ -104,8 +104,11 @@ class HostFacts:
             "pci_source": self.pci_source or None,
             "amdgpu_loaded": ("amdgpu" in self.modules) if self.modules is not None else None,
             "kfd": ("/dev/kfd" in self.devnodes) if self.devnodes is not None else None,
-            "gpu_user": self.groups.user if self.groups else None,
-            "gpu_user_groups": sorted(self.groups.groups) if self.groups else None,
+            "gpu_user": self.groups[0].user if self.groups else None,
+            "gpu_user_groups": sorted(self.groups[0].groups) if self.groups else None,
+            "gpu_users": {u.user: sorted(u.groups) if u.exists else None for u in self.groups}
+            if self.groups
+            else None,
             "gpu_manager": self.gpu_manager,
             "numa_balancing": self.numa_balancing,
             "torch": self.torch.version if self.torch else None,

@@ -23,15 +23,17 @@ from rocmprov.transport.base import FailureClass, HostUnreachable
 from rocmprov.transport.ssh.known_hosts import forget_command, known_name
 
 
-def _hosts(args: argparse.Namespace) -> list:
+def _hosts(args: argparse.Namespace, extra_vars: Mapping[str, Any] | None = None) -> list:
     from rocmprov.inventory import load_inventory
 
-    hosts = load_inventory(args.inventory, limit=args.limit)
-    overrides = {}
+    hosts = load_inventory(args.inventory, limit=args.limit, extra_vars=extra_vars)
+    overrides: dict[str, Any] = {}
     if getattr(args, "gpu_user", ""):
-        overrides["gpu_user"] = args.gpu_user
+        from rocmprov.commands._options import gpu_user_arg
+
+        overrides["gpu_users"] = gpu_user_arg(args.gpu_user)
     if getattr(args, "python", ""):
-        overrides["python"] = args.python
+        overrides["python"], overrides["python_fallback"] = args.python, ""
     if getattr(args, "become", False):
         overrides["become"] = True
     if overrides:
@@ -153,7 +155,7 @@ def _known_name(result: HostUnreachable, spec_name: str, hostvars: Mapping[str, 
 def audit_inventory(args: argparse.Namespace, cli_vars: Mapping[str, Any]) -> AuditResult:
     from rocmprov.fleet_checks import Checker
 
-    hosts = _hosts(args)
+    hosts = _hosts(args, cli_vars)
     order = {h.name: i for i, h in enumerate(hosts)}
     start = time.monotonic()
     with Checker(len(hosts), host_report) as checker:  # the checks beside the SSH threads
@@ -193,10 +195,10 @@ def verify_inventory(args: argparse.Namespace) -> Iterator[Any]:
     from rocmprov.verify import VerifyReport, run_verify
 
     def one(spec: Any, options: Any) -> VerifyReport:
-        python = args.python or spec.python
+        python, fallback = (args.python, "") if args.python else (spec.python, spec.python_fallback)
         try:
             with SSHTransport.from_spec(spec, options) as transport:
-                return run_verify(transport, python)
+                return run_verify(transport, python, fallback=fallback)
         except HostUnreachable as exc:
             return VerifyReport(spec.name, python, error=f"{exc.failure.value}: {exc.message}")
 

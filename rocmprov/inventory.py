@@ -39,8 +39,13 @@ class HostSpec:
     key_file: str | None = None  # ansible_ssh_private_key_file, ~ expanded
     become: bool = False  # ansible_become
     become_user: str | None = None  # ansible_become_user; None means root
-    gpu_user: str = ""  # rocmprov_gpu_user: who runs GPU work; "" is the login user
-    python: str = "python3"  # rocmprov_python, else ansible_python_interpreter
+    # rocmprov_gpu_users (the variable apply's users role reads): who runs GPU work; () is
+    # the login user, as apply's default is (AMD's install docs: usermod -aG render,video $LOGNAME)
+    gpu_users: tuple[str, ...] = ()
+    # the interpreter whose torch the audit judges: rocmprov_python, else the venv apply
+    # installs torch into (rocmprov_torch_venv), else ansible_python_interpreter / python3
+    python: str = "/opt/rocmprov/torch-venv/bin/python"  # DEFAULT_TORCH_VENV's
+    python_fallback: str = "python3"  # used when `python` is not on the host (no venv yet)
     vars: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -65,8 +70,11 @@ def load_inventory(
     *,
     limit: str | None = None,
     timeout: float = INVENTORY_TIMEOUT,
+    extra_vars: Mapping[str, Any] | None = None,
 ) -> list[HostSpec]:
     """The hosts of `inventory` (a path, or Ansible's "h1,h2," list) matching `limit`.
+
+    `extra_vars` (apply's -e) win over every inventory variable, as in Ansible.
 
     Order: Ansible's inventory order (groups depth-first from `all`). Raises UsageError with one
     line when the inventory does not exist, Ansible cannot parse it, or nothing matches.
@@ -85,7 +93,64 @@ def load_inventory(
         where = f" matching --limit {limit!r}" if limit else ""
         raise UsageError(f"no hosts{where} in inventory {source}")
     hostvars = data.get("_meta", {}).get("hostvars", {})
-    return [host_spec(name, hostvars.get(name) or {}) for name in names]
+    over = dict(extra_vars or {})
+    hosts = [host_spec(name, {**(hostvars.get(name) or {}), **over}) for name in names]
+    if any("rocmprov_gpu_user" in (hostvars.get(n) or {}) for n in names) or (
+        "rocmprov_gpu_user" in over
+    ):
+        _deprecated_once(
+            "rocmprov_gpu_user is deprecated: use rocmprov_gpu_users (a list), which apply "
+            "and audit both read; its value is still used"
+        )
+    return hosts
+
+
+_said: set[str] = set()
+
+
+def _deprecated_once(message: str) -> None:
+    """One line on stderr per process and message (a fleet audit loads the inventory once)."""
+    if message not in _said:
+        _said.add(message)
+        print(f"rocmprov: deprecated: {message}", file=sys.stderr)
+
+
+DEFAULT_TORCH_VENV = "/opt/rocmprov/torch-venv"  # playbooks/roles/rocmprov_torch/defaults
+
+
+def gpu_users(name: str, v: Mapping[str, Any]) -> tuple[str, ...]:
+    """rocmprov_gpu_users (a list, or "a,b" as an INI inventory gives it) plus the deprecated
+    rocmprov_gpu_user; each checked as a user name. () means the login user."""
+    value = v.get("rocmprov_gpu_users")
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, list | tuple):
+        items = [str(x) for x in value]
+    elif value is None:
+        items = []
+    else:
+        raise UsageError(f"{name}: rocmprov_gpu_users {value!r} is not a list of user names")
+    old = v.get("rocmprov_gpu_user")
+    if old not in (None, ""):
+        items.append(str(old))
+    users = dict.fromkeys(i.strip() for i in items if i.strip())
+    return tuple(check_user(name, "rocmprov_gpu_users", u) for u in users)
+
+
+def torch_python(v: Mapping[str, Any]) -> tuple[str, str]:
+    """(interpreter, fallback) whose torch the audit judges: rocmprov_python as given; else the
+    torch venv apply makes (when rocmprov_torch_enabled is not false), falling back to
+    ansible_python_interpreter or python3 where that venv does not exist yet."""
+    base = v.get("rocmprov_python") or v.get("ansible_python_interpreter")
+    if base is None or str(base) in _AUTO_PYTHON:
+        base = "python3"
+    if v.get("rocmprov_python") not in (None, ""):
+        return str(base), ""
+    enabled = v.get("rocmprov_torch_enabled", True)
+    if str(enabled).strip().lower() in _FALSE or enabled is False:
+        return str(base), ""
+    venv = str(v.get("rocmprov_torch_venv") or DEFAULT_TORCH_VENV).rstrip("/")
+    return f"{venv}/bin/python", str(base)
 
 
 def _run_ansible_inventory(
@@ -166,9 +231,7 @@ def host_spec(name: str, hostvars: Mapping[str, Any]) -> HostSpec:
 
     port = first("ansible_port", "ansible_ssh_port")
     key_file = first("ansible_ssh_private_key_file", "ansible_private_key_file")
-    python = first("rocmprov_python") or first("ansible_python_interpreter")
-    if python is None or str(python) in _AUTO_PYTHON:
-        python = "python3"
+    python, python_fallback = torch_python(v)
     user = first("ansible_user", "ansible_ssh_user", "ansible_remote_user")
     become_user = first("ansible_become_user")
     # checked here, before anything reaches ssh_config's Match exec, a config or a shell
@@ -187,8 +250,9 @@ def host_spec(name: str, hostvars: Mapping[str, Any]) -> HostSpec:
         key_file=os.path.expanduser(str(key_file)) if key_file is not None else None,
         become=_bool(name, "ansible_become", first("ansible_become")),
         become_user=become_user,
-        gpu_user=str(first("rocmprov_gpu_user") or ""),
-        python=str(python),
+        gpu_users=gpu_users(name, v),
+        python=python,
+        python_fallback=python_fallback,
         vars=v,
     )
 

@@ -140,3 +140,8 @@ class AuditResult:
         groups = [FleetGroup(c, s, m, tuple(h)) for (c, s, m), h in buckets.items()]
         groups.sort(key=lambda g: (-g.severity.rank, -len(g.hosts), g.check))
         return tuple(groups)
+
+
+def count(n: int, noun: str) -> str:
+    """"1 host", "2 hosts": a number with its noun (nouns here take a plain -s)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -8,6 +8,7 @@ recorded as `missing`, never as a crash.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 MISSING_RC = 127
@@ -175,9 +176,34 @@ print(json.dumps(out))
 """
 
 
-def build_probes(*, gpu_user: str = "", python: str = "python3") -> tuple[Probe, ...]:
-    """The probes for one host. `gpu_user` is who will run GPU work (default: the login user)."""
-    user = shlex.quote(gpu_user) if gpu_user else '"$(id -un)"'
+def _groups_command(gpu_users: Sequence[str]) -> str:
+    """Per GPU user a `--- user NAME` line and `id -- NAME` (an unknown user's error included,
+    so the check can say so); no users: the login user."""
+    names = " ".join(shlex.quote(u) for u in gpu_users) if gpu_users else '"$(id -un)"'
+    return (
+        f'for u in {names}; do echo "--- user $u"; id -- "$u" 2>&1; done; '
+        "echo '--- getent'; getent group render video"
+    )
+
+
+def _torch_command(python: str, fallback: str) -> str:
+    """The torch probe with `python`, or `fallback` where `python` is not there (the torch
+    venv apply makes does not exist before the first apply)."""
+    code = shlex.quote(_TORCH)
+    if not fallback:
+        return _need_tool(python, f"{shlex.quote(python)} -c {code}")
+    found = 'command -v "$p" >/dev/null 2>&1'
+    return (
+        f"p={shlex.quote(python)}; {found} || p={shlex.quote(fallback)}; "
+        f'{found} || {{ echo "$p: not installed" >&2; exit 127; }}; "$p" -c {code}'
+    )
+
+
+def build_probes(
+    *, gpu_users: Sequence[str] = (), python: str = "python3", python_fallback: str = ""
+) -> tuple[Probe, ...]:
+    """The probes for one host. `gpu_users` run GPU work (default: the login user); `python`
+    is the interpreter whose torch is judged (`python_fallback` where it does not exist)."""
     return (
         Probe("uname", "running kernel release", "uname -r"),
         Probe("os-release", "distribution", _read_file("/etc/os-release")),
@@ -193,8 +219,8 @@ def build_probes(*, gpu_user: str = "", python: str = "python3") -> tuple[Probe,
         Probe("kfd", "GPU device nodes", "ls -l /dev/kfd /dev/dri"),
         Probe(
             "groups",
-            "groups of the GPU user; whether render/video exist",
-            f"id -- {user}; echo '--- getent'; getent group render video",
+            "groups of the GPU users; whether render/video exist",
+            _groups_command(gpu_users),
         ),
         Probe(
             "amdgpu-initstate", "amdgpu driver state", _read_file("/sys/module/amdgpu/initstate")
@@ -289,7 +315,7 @@ def build_probes(*, gpu_user: str = "", python: str = "python3") -> tuple[Probe,
         Probe(
             "torch",
             "the target python's torch, HIP version, devices",
-            _need_tool(python, f"{shlex.quote(python)} -c {shlex.quote(_TORCH)}"),
+            _torch_command(python, python_fallback),
             timeout=120,
             profile="full",
         ),

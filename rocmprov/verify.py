@@ -96,7 +96,16 @@ def parse_smoke(host: str, python: str, rc: int, stdout: str, stderr: str) -> Ve
     )
 
 
-def run_verify(transport: Transport, python: str, *, timeout: float = 900) -> VerifyReport:
+def run_verify(
+    transport: Transport, python: str, *, fallback: str = "", timeout: float = 900
+) -> VerifyReport:
+    """The smoke tests with `python` (the torch venv apply made), or `fallback` where that
+    interpreter is not on the host."""
+    if fallback:
+        import shlex
+
+        there = transport.run(f"command -v {shlex.quote(python)} >/dev/null 2>&1", timeout=30)
+        python = python if there.rc == 0 else fallback
     res = transport.run(smoke_command(python), timeout=timeout)
     return parse_smoke(transport.host, python, res.rc, res.stdout, res.stderr)
 

@@ -117,8 +117,11 @@ def test_check_mode_changes_nothing_on_fresh_hosts(lab: Lab, tmp_path: Path) -> 
     )
     assert rc == 0, doc
     assert doc["check"] is True and doc["status"] == "successful"
-    # check mode reports what it would change...
+    # check mode reports what it would change, naming the packages it would install...
     assert all(h["changed"] > 0 for h in doc["hosts"]), doc["hosts"]
+    for h in doc["hosts"]:
+        would = [c for c in h["changes"] if c.startswith("Would install packages")]
+        assert would and {"rocminfo", "rocm-smi"} <= set(would[0].split()), h["changes"]
     # ...and changes nothing.
     for h in hosts:
         after = state_of(lab, h)
@@ -320,7 +323,7 @@ def test_interrupted_apply_then_rerun_converges(
     doc = json.loads(out)
     assert doc["status"] == "canceled" and doc["exit_code"] == 130
     rc, doc, _ = apply(inv, tmp_path, "-e", SMALL_DISTRO, "-e", "rocmprov_repo_source=distro")
-    assert rc == 0, doc
+    assert rc == 0, [(h["host"], h["failed_task"], h["notes"]) for h in doc["hosts"]]
     assert lab.exec(clean_host, ["dpkg-query", "-W", "rocminfo"], check=False).returncode == 0
     assert lab.exec(clean_host, ["dpkg", "--audit"]).stdout.strip() == ""
 

@@ -18,7 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-from rocmprov.provision.runner import FAST_STRATEGY, STRATEGY_DIR, strategy_env
+import pytest
+
+from rocmprov.provision.strategy import FAST_STRATEGY, STRATEGY_DIR, strategy_env
 
 ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
 
@@ -203,33 +205,75 @@ def test_interrupted_apply_leaves_no_task_workers(tmp_path: Path) -> None:
             child.kill()
 
 
-def test_a_broken_mitogen_names_the_way_out(tmp_path: Path, monkeypatch) -> None:
+def test_a_broken_mitogen_falls_back_to_linear_with_one_line(tmp_path: Path, monkeypatch) -> None:
     """Mitogen failing to load inside ansible-playbook (here: the strategy plugin raising on
-    import, as a Mitogen release that does not know the installed ansible-core would) fails
-    the run with one line that names `--strategy linear`; that option then runs the play."""
-    from rocmprov.provision import runner
+    import, as a Mitogen release that does not know the installed ansible-core would): apply
+    says so in one line and runs the play with Ansible's linear strategy."""
+    from rocmprov.provision import fallback, runner, strategy
 
     plugins = tmp_path / "strategy"
     plugins.mkdir()
-    (plugins / f"{runner.FAST_STRATEGY}.py").write_text(
+    (plugins / f"{strategy.FAST_STRATEGY}.py").write_text(
         "raise ImportError('ansible_mitogen: this Ansible is not supported')\n"
     )
-    monkeypatch.setattr(runner, "STRATEGY_DIR", plugins)
+    monkeypatch.setattr(strategy, "STRATEGY_DIR", plugins)
     inv = tmp_path / "inv.ini"
     inv.write_text(f"localhost ansible_connection=local ansible_python_interpreter={sys.executable}"
                    "\n")  # fmt: skip
+    opts = runner.ApplyOptions(
+        inventory=str(inv), tags="rocmprov_users", check=True,
+        state_dir=str(tmp_path / "state"), fast=True,
+    )  # fmt: skip
+    broken = runner.run_apply(opts)  # one run, no fallback: the strategy breaks it
+    assert broken.status != "successful" and not broken.hosts
+    said: list[str] = []
+    result = fallback.apply(opts, say=said.append)
+    assert result.status == "successful", result.message
+    assert len(said) == 1 and "linear" in said[0] and "\n" not in said[0], said
 
-    def go(fast: bool) -> runner.ApplyResult:
-        opts = runner.ApplyOptions(
-            inventory=str(inv), tags="rocmprov_users", check=True,
-            state_dir=str(tmp_path / "state"), fast=fast,
-        )  # fmt: skip
-        return runner.run_apply(opts)
 
-    broken = go(True)
-    assert broken.status != "successful"
-    assert "--strategy linear" in broken.message, broken.message
-    assert "\n" not in broken.message
-    works = go(False)
-    assert works.status == "successful", works.message
-    assert "--strategy linear" not in works.message
+def test_mitogen_outside_the_tested_ansible_core_is_not_used(monkeypatch) -> None:
+    from rocmprov.provision import strategy
+
+    monkeypatch.setattr(strategy.importlib.metadata, "version", lambda _name: "2.21.0")
+    problem = strategy.mitogen_problem()
+    assert problem is not None and "2.21.0" in problem and "outside" in problem
+    monkeypatch.setattr(strategy.importlib.util, "find_spec", lambda _name: None)
+    assert strategy.mitogen_problem() == "Mitogen for Ansible is not installed"
+
+
+def test_the_tested_range_is_the_range_pyproject_allows() -> None:
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    from rocmprov.provision.strategy import MITOGEN_TESTED
+
+    deps = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    core = next(
+        Requirement(d) for d in deps["project"]["dependencies"] if d.startswith("ansible-core")
+    )
+    low, high = MITOGEN_TESTED
+    assert str(low) in str(core.specifier) and f"<{high}" in str(core.specifier), core
+
+
+@pytest.mark.lab
+def test_a_host_failing_under_mitogen_alone_is_rerun_with_linear(lab, clean_host, tmp_path) -> None:
+    """A real host that Mitogen's strategy fails and Ansible's does not (here `mitogen_via`
+    names a hop that does not exist: a variable only Mitogen reads): apply says so in one line,
+    reruns that host alone with `linear`, and the host ends ok with a note saying how."""
+    from tests.test_apply_lab import SMALL_DISTRO, apply, inventory_for
+
+    inv = inventory_for(lab, [clean_host], tmp_path)
+    inv.write_text(inv.read_text().replace(
+        f"{clean_host.name} ansible_host={clean_host.address}",
+        f"{clean_host.name} ansible_host={clean_host.address} mitogen_via=rocmprov-no-such-hop",
+    ))  # fmt: skip
+    rc, doc, _ = apply(inv, tmp_path, "--tags", "rocmprov_users", "-e", SMALL_DISTRO,
+                       "-e", "rocmprov_repo_source=distro")  # fmt: skip
+    assert rc == 0, doc
+    (host,) = doc["hosts"]
+    assert host["failed"] == host["unreachable"] == 0
+    assert "ran again with Ansible's linear strategy" in host["notes"], host
+    assert f"{clean_host.name} under Mitogen's strategy:" in doc["message"], doc["message"]
+    assert "linear rerun's record:" in doc["message"]

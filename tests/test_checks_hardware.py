@@ -73,7 +73,7 @@ def test_caps_denied_gives_unknown_run_as_root() -> None:
             "Phoenix1 [1002:15bf]\n\tMemory at 7c00000000 (64-bit, prefetchable) [size=256M]\n"
             "\tCapabilities: <access denied>\n")
     found = _audit(lspci=text)
-    assert found["pcie.link"][0][0] == "unknown"
+    assert found["pcie.link.width"][0][0] == found["pcie.link.speed"][0][0] == "unknown"
 
 
 def test_gpu_count_disagreement_and_gfx_per_gpu() -> None:

@@ -26,7 +26,10 @@ import yaml
 
 from tests.test_collection import BIN, REPO, ansible_env, build_tree, builder, run
 
-CACHE = Path(os.environ.get("ROCMPROV_TEST_CACHE", Path.home() / ".cache/rocmprov-tests"))
+CACHE = Path(
+    os.environ.get("ROCMPROV_TEST_CACHE")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rocmprov-tests"
+)
 CORE = importlib.metadata.version("ansible-core")
 PYVER = f"{sys.version_info.major}.{sys.version_info.minor}"
 GET_PIP = '''"""Stand-in for ansible-test's pip bootstrap script (get-pip-X.py from
@@ -39,6 +42,7 @@ import ensurepip
 import glob
 import os
 import shutil
+import subprocess
 import sys
 
 SYSTEM_CA = "/etc/ssl/certs/ca-certificates.crt"

@@ -205,7 +205,7 @@ def test_sudo_denied_fails_the_host_before_any_probe(
     # without become the same user is collected, root probes run as that user
     with transport(sshd, keys, known, user=nosudo_user) as t:
         bundle = collect_remote(t, probes)
-    assert bundle.outputs["groups"].stdout.startswith("uid=")
+    assert bundle.outputs["groups"].stdout.startswith("--- user ")
     assert NOSUDO_USER in bundle.outputs["groups"].stdout
 
 

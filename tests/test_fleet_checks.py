@@ -20,6 +20,16 @@ from rocmprov.transport.base import FailureClass, HostUnreachable
 BUNDLE = Path(__file__).parent / "data" / "h200-vm-bundle-2026-12-01.tar.gz"
 
 
+@pytest.fixture(autouse=True)
+def no_threads_of_other_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checker forks its worker only while this process has one thread (fleet_checks' fork
+    safety, tested by test_no_worker_once_threads_run). Threads other tests left running in
+    this process (a paramiko transport, a server) would silently turn these worker tests into
+    in-process ones, so each test here sees one thread: its result never depends on what ran
+    before it."""
+    monkeypatch.setattr(fleet_checks.threading, "active_count", lambda: 1)
+
+
 @pytest.fixture(scope="module")
 def bundle():
     return read_bundle(BUNDLE)

@@ -53,13 +53,16 @@ def test_ini_ranges_children_and_vars() -> None:
     assert by["login1"] == HostSpec(name="login1", address="login1")
     assert by["mi300-03"].user == "ops"
     assert by["mi300-03"].become is True  # group_vars/gpu.yml through the children chain
-    assert by["mi300-03"].gpu_user == "alice"
-    assert by["mi210-b"].python == "/usr/bin/python3.11"  # ansible_python_interpreter
+    assert by["mi300-03"].gpu_users == ("alice",)  # the deprecated rocmprov_gpu_user
+    # the torch venv apply makes, else ansible_python_interpreter
+    assert by["mi210-b"].python == "/opt/rocmprov/torch-venv/bin/python"
+    assert by["mi210-b"].python_fallback == "/usr/bin/python3.11"
     assert by["mi210-b"].become_user == "root"
     old = by["epyc-old"]
     assert (old.address, old.port, old.user) == ("10.0.0.9", 2222, "admin")  # host_vars wins
     assert old.key_file == os.path.expanduser("~/.ssh/legacy_rsa")
     assert old.python == "/opt/py/bin/python3"  # rocmprov_python over the interpreter
+    assert old.python_fallback == ""  # as given: never another interpreter
     assert old.become is True
     assert old.vars["rocmprov_gpu_user"] == "alice"
 
@@ -70,9 +73,9 @@ def test_yaml_inventory_with_group_vars_all_and_local_connection() -> None:
     assert set(by) == {"bastion", "node01", "node02", "node03", "localhost"}
     assert by["bastion"].address == "192.0.2.1" and by["bastion"].become is False
     assert by["node02"].user == "ubuntu" and by["node02"].become is True
-    assert all(h.gpu_user == "render" for h in hosts)  # group_vars/all.yml
+    assert all(h.gpu_users == ("render",) for h in hosts)  # group_vars/all.yml
     assert by["localhost"].connection == "local"
-    assert by["localhost"].python == "python3"  # auto_silent means: the default
+    assert by["localhost"].python_fallback == "python3"  # auto_silent means: the default
     assert by["node01"].connection == "ssh"
 
 
@@ -132,3 +135,51 @@ def test_bad_port_and_boolean_are_usage_errors() -> None:
     assert host_spec("h", {"ansible_ssh_host": "10.1.1.1", "ansible_ssh_user": "u"}).address == (
         "10.1.1.1"
     )
+
+
+# ---- one GPU-users variable for apply and audit (issue 24)
+
+
+def test_gpu_users_from_a_list_an_ini_string_and_the_deprecated_name(tmp_path: Path) -> None:
+    inv = tmp_path / "hosts.ini"
+    inv.write_text(
+        "[gpu]\n"
+        "a rocmprov_gpu_users=alice,bob\n"  # INI: a plain string, split on commas
+        "b rocmprov_gpu_users='[\"carol\"]'\n"  # INI: a JSON-ish list Ansible parses
+        "c rocmprov_gpu_user=dave\n"  # the deprecated single name
+        "d\n"
+    )
+    by = {h.name: h for h in load_inventory(inv)}
+    assert by["a"].gpu_users == ("alice", "bob")
+    assert by["b"].gpu_users == ("carol",)
+    assert by["c"].gpu_users == ("dave",)
+    assert by["d"].gpu_users == ()  # the login user, as apply's default
+
+
+def test_deprecated_gpu_user_says_so_once(tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
+    import rocmprov.inventory as inventory
+
+    inventory._said.clear()
+    inv = tmp_path / "hosts.ini"
+    inv.write_text("[gpu]\nx rocmprov_gpu_user=dave\ny rocmprov_gpu_user=erin\n")
+    load_inventory(inv)
+    load_inventory(inv)
+    err = capfd.readouterr().err
+    assert err.count("rocmprov_gpu_user is deprecated") == 1, err
+    assert "rocmprov_gpu_users" in err
+
+
+def test_extra_vars_win_over_the_inventory(tmp_path: Path) -> None:
+    inv = tmp_path / "hosts.ini"
+    inv.write_text("[gpu]\nx rocmprov_gpu_users=alice rocmprov_torch_venv=/srv/venv\n")
+    (x,) = load_inventory(inv, extra_vars={"rocmprov_gpu_users": ["bob"]})
+    assert x.gpu_users == ("bob",)
+    assert (x.python, x.python_fallback) == ("/srv/venv/bin/python", "python3")
+    (y,) = load_inventory(inv, extra_vars={"rocmprov_torch_enabled": False})
+    assert (y.python, y.python_fallback) == ("python3", "")
+
+
+@pytest.mark.parametrize("bad", ["al ice", "-rf", "a;b", "x$(id)"])
+def test_a_bad_gpu_user_name_is_a_usage_error(bad: str) -> None:
+    with pytest.raises(UsageError):
+        host_spec("h", {"rocmprov_gpu_users": [bad]})

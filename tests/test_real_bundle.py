@@ -35,7 +35,7 @@ def test_h200_audit_says_no_amd_gpu_and_what_it_found() -> None:
     assert "found NVIDIA H200 at 32 GT/s x16" in present.summary
     # GPU-specific checks do not apply, and a CUDA torch is not a ROCm problem there
     by_check = {f.check: f for f in report.findings}
-    assert by_check["pcie.link"].severity is Severity.SKIPPED
+    assert by_check["pcie.link.width"].severity is Severity.SKIPPED
     assert by_check["torch.rocm"].severity is Severity.OK
 
 

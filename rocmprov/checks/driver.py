@@ -6,6 +6,7 @@ from rocmprov.checks.base import CRITICAL, OK, UNKNOWN, WARNING, skipped
 from rocmprov.checks.policy import Policy
 from rocmprov.facts import HostFacts
 from rocmprov.model import Finding
+from rocmprov.parse.system import UserGroups
 
 REF_PERMS = (
     "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/prerequisites.html"
@@ -89,26 +90,39 @@ def check_nodes(facts: HostFacts, policy: Policy) -> list[Finding]:
 
 
 def check_groups(facts: HostFacts, policy: Policy) -> list[Finding]:
-    if facts.groups is None or not facts.groups.user:
+    """Every GPU user (rocmprov_gpu_users, else the login user) in render and video."""
+    if not facts.groups:
         return [Finding("user.groups", UNKNOWN, "GPU user's groups not collected")]
-    g = facts.groups
+    return [_user_groups_finding(g) for g in facts.groups]
+
+
+def _user_groups_finding(g: UserGroups) -> Finding:
+    if not g.exists:
+        return Finding(
+            "user.groups",
+            WARNING,
+            f"{g.user} is not a user on this host",
+            subject=g.user,
+            actual="no such user",
+            expected="an existing account",
+            fix=f"create {g.user}, or drop it from rocmprov_gpu_users",
+            ref=REF_PERMS,
+        )
     if g.user == "root":
-        return [Finding("user.groups", OK, "GPU user is root", actual="root")]
+        return Finding("user.groups", OK, "GPU user is root", subject="root", actual="root")
     missing = sorted({"render", "video"} - g.groups)
     if missing:
-        return [
-            Finding(
-                "user.groups",
-                CRITICAL if "render" in missing else WARNING,
-                f"{g.user} not in {' and '.join(missing)}",
-                subject=g.user,
-                actual=",".join(sorted(g.groups)),
-                expected="render,video",
-                fix=f"sudo usermod -aG render,video {g.user}  # then log in again",
-                ref=REF_PERMS,
-            )
-        ]
-    return [Finding("user.groups", OK, f"{g.user} in render and video", subject=g.user)]
+        return Finding(
+            "user.groups",
+            CRITICAL if "render" in missing else WARNING,
+            f"{g.user} not in {' and '.join(missing)}",
+            subject=g.user,
+            actual=",".join(sorted(g.groups)),
+            expected="render,video",
+            fix=f"sudo usermod -aG render,video {g.user}  # then log in again",
+            ref=REF_PERMS,
+        )
+    return Finding("user.groups", OK, f"{g.user} in render and video", subject=g.user)
 
 
 def check_dkms(facts: HostFacts, policy: Policy) -> list[Finding]:

@@ -45,11 +45,15 @@ def slot_port(facts: HostFacts, gpu: PciDevice) -> PciDevice:
     return port
 
 
+LINK_IDS = ("pcie.link.width", "pcie.link.speed")  # every link finding has one of these ids
+
+
 def check_link(facts: HostFacts, policy: Policy) -> list[Finding]:
     if facts.pci is None:
-        return [Finding("pcie.link", UNKNOWN, "PCI devices not collected", actual="not collected")]
+        return [Finding(i, UNKNOWN, "PCI devices not collected", actual="not collected")
+                for i in LINK_IDS]  # fmt: skip
     if not facts.amd_gpus:
-        return [skipped("pcie.link", NO_AMD_GPU)]
+        return [skipped(i, NO_AMD_GPU) for i in LINK_IDS]
     return [f for gpu in facts.amd_gpus for f in _link(facts, gpu, policy)]
 
 
@@ -61,7 +65,8 @@ def _link(facts: HostFacts, gpu: PciDevice, policy: Policy) -> list[Finding]:
         denied = gpu.caps_denied or port.caps_denied or facts.lspci_caps_denied
         why = "link not readable" + (": lspci capabilities need root" if denied else "")
         fix = "run the audit as root (or with --become)" if denied else ""
-        return [Finding("pcie.link", UNKNOWN, why, actual="unreadable", fix=fix, subject=subject)]
+        return [Finding(i, UNKNOWN, why, actual="unreadable", fix=fix, subject=subject)
+                for i in LINK_IDS]  # fmt: skip
     card = port.link_cap  # what the card (its upstream port) can do
     parent = facts.device(port.parent) if port.parent else None
     slot_width = parent.link_cap.width if parent else None

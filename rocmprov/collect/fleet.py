@@ -37,7 +37,9 @@ ProbesFor = Callable[[HostSpec], Sequence[Probe]]
 
 
 def default_probes(spec: HostSpec) -> Sequence[Probe]:
-    return build_probes(gpu_user=spec.gpu_user, python=spec.python)
+    return build_probes(
+        gpu_users=spec.gpu_users, python=spec.python, python_fallback=spec.python_fallback
+    )
 
 
 def collect_fleet(

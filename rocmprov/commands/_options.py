@@ -17,6 +17,14 @@ def check_forks(value: object) -> int:
     return int(text)
 
 
+def gpu_user_arg(text: str | None) -> tuple[str, ...]:
+    """--gpu-user "alice,bob" as checked user names; "" is none given (the default applies)."""
+    from rocmprov.hostnames import check_user
+
+    names = dict.fromkeys(n.strip() for n in (text or "").split(",") if n.strip())
+    return tuple(check_user("--gpu-user", "--gpu-user", n) for n in names)
+
+
 def forks_arg(text: str) -> int:
     """argparse type= for --forks: check_forks, reported as argparse's usage error (exit 64)."""
     try:

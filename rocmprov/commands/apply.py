@@ -64,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         return _fail(args, str(exc), Exit.USAGE)
 
+    from rocmprov.provision.fallback import apply as run_apply
     from rocmprov.provision.progress import progress_for, render_summary
-    from rocmprov.provision.runner import run_apply
 
     progress = progress_for(sys.stderr, quiet=args.quiet)
     try:

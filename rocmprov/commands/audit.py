@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rocmprov.commands._options import add_fleet_options
+from rocmprov.commands._options import add_fleet_options, gpu_user_arg
 from rocmprov.exitcodes import Exit, UsageError
 from rocmprov.report import FORMATS
 
@@ -71,7 +71,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write the report to FILE (replaced atomically: temp file + rename) instead of stdout",
     )
     add_fleet_options(parser, forks=64)
-    parser.add_argument("--gpu-user", default="", help="user who runs GPU work (default: login)")
+    parser.add_argument(
+        "--gpu-user",
+        default="",
+        help="users who run GPU work, comma-separated (default: rocmprov_gpu_users, else login)",
+    )
     parser.add_argument("--python", default="", help="python whose torch is checked (python3)")
     parser.add_argument("--rocm-version", default="", help="ROCm release the site targets")
     parser.add_argument("-v", "--verbose", action="store_true", help="show passed checks too")
@@ -118,6 +122,7 @@ def _audit(args: argparse.Namespace):
     from rocmprov.audit import audit_bundle, audit_local
     from rocmprov.checks.policy import Policy
     from rocmprov.collect.bundle import read_bundle
+    from rocmprov.inventory import torch_python
     from rocmprov.model import AuditResult
 
     hostvars = {"rocmprov_rocm_version": args.rocm_version} if args.rocm_version else {}
@@ -144,10 +149,12 @@ def _audit(args: argparse.Namespace):
         from rocmprov.fleet_audit import audit_inventory
 
         return audit_inventory(args, hostvars)
+    python, fallback = (args.python, "") if args.python else torch_python(hostvars)
     report, _ = audit_local(
         become=args.become,
-        gpu_user=args.gpu_user,
-        python=args.python or "python3",
+        gpu_users=gpu_user_arg(args.gpu_user),
+        python=python,
+        python_fallback=fallback,
         hostvars=hostvars,
         profile=args.profile,
         consumer=args.state,

@@ -60,7 +60,12 @@ def _bundles(args: argparse.Namespace):
         yield from collect_inventory(args)
         return
     from rocmprov.collect.local import collect_local
+    from rocmprov.commands._options import gpu_user_arg
+    from rocmprov.inventory import torch_python
     from rocmprov.probes import build_probes
 
-    probes = build_probes(gpu_user=args.gpu_user, python=args.python or "python3")
+    python, fallback = (args.python, "") if args.python else torch_python({})
+    probes = build_probes(
+        gpu_users=gpu_user_arg(args.gpu_user), python=python, python_fallback=fallback
+    )
     yield collect_local(probes, become=args.become), ""

@@ -67,8 +67,9 @@ def _extra(args: argparse.Namespace) -> dict:
 
 
 def _apply(args: argparse.Namespace, p: Plan, cli_vars: dict) -> ApplyResult:
+    from rocmprov.provision.fallback import apply as run_apply
     from rocmprov.provision.progress import progress_for
-    from rocmprov.provision.runner import ApplyOptions, run_apply
+    from rocmprov.provision.runner import ApplyOptions
 
     opts = ApplyOptions(
         inventory=str(args.inventory),

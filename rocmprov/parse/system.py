@@ -128,17 +128,36 @@ class UserGroups:
     user: str = ""
     groups: frozenset[str] = frozenset()
     existing: frozenset[str] = frozenset()  # which of render/video exist on the host
+    exists: bool = True  # False: `id` knows no such user on the host
 
 
-def parse_groups(text: str) -> UserGroups:
-    """`id USER` then '--- getent' then `getent group render video`."""
-    ident, _, getent = text.partition("--- getent")
-    user = re.search(r"uid=\d+\(([^)]*)\)", ident)
-    groups = frozenset(re.findall(r"\d+\(([^)]*)\)", ident.partition("groups=")[2]))
+_USER_MARK = "--- user "
+
+
+def parse_groups(text: str) -> tuple[UserGroups, ...]:
+    """The `groups` probe: per GPU user `--- user NAME` then `id -- NAME`, then '--- getent'
+    and `getent group render video`. Bundles from before several GPU users hold one bare
+    `id` output instead of the user blocks: read as one user."""
+    idents, _, getent = text.partition("--- getent")
     existing = frozenset(
         line.split(":", 1)[0] for line in getent.splitlines() if line.count(":") >= 2
     )
-    return UserGroups(user.group(1) if user else "", groups, existing)
+    blocks = idents.split(_USER_MARK)
+    users: list[UserGroups] = []
+    if blocks[0].strip():  # the earlier form: one `id` output, no marker
+        users.append(_user_groups(blocks[0], "", existing))
+    for block in blocks[1:]:
+        name, _, ident = block.partition("\n")
+        users.append(_user_groups(ident, name.strip(), existing))
+    return tuple(u for u in users if u.user)
+
+
+def _user_groups(ident: str, name: str, existing: frozenset[str]) -> UserGroups:
+    user = re.search(r"uid=\d+\(([^)]*)\)", ident)
+    if user is None:
+        return UserGroups(name, frozenset(), existing, exists=False)
+    groups = frozenset(re.findall(r"\d+\(([^)]*)\)", ident.partition("groups=")[2]))
+    return UserGroups(user.group(1), groups, existing)
 
 
 def parse_version_file(text: str) -> str:

@@ -96,7 +96,7 @@ class RichProgress:
                 for host, c in rows:
                     fail = col.failures.get(host)
                     task = (
-                        f"FAILED: {fail.task}: {fail.message}"
+                        f"FAILED: {fail.task} (the message follows the table)"
                         if fail and (c["failed"] or c["unreachable"])
                         else col.host_task.get(host, "")
                     )
@@ -116,6 +116,19 @@ def progress_for(stream: TextIO, quiet: bool = False) -> Any:
     if quiet:
         return None
     return RichProgress(stream) if stream.isatty() else PlainProgress(stream)
+
+
+def failure_block(host: str, task: str, message: str, *, unreachable: bool = False) -> str:
+    """One host's error, readable: host, task and the whole message, each line indented."""
+    head = "UNREACHABLE" if unreachable else "FAILED"
+    lines = [
+        f"{head} {printable(host, one_line=True)}",
+        f"  task:    {printable(task, one_line=True)}",
+    ]
+    body = printable(message).splitlines() or [""]
+    lines.append(f"  message: {body[0]}")
+    lines += [f"           {ln}" for ln in body[1:]]
+    return "\n".join(lines)
 
 
 def render_summary(result: ApplyResult, stream: TextIO) -> None:
@@ -143,10 +156,9 @@ def render_summary(result: ApplyResult, stream: TextIO) -> None:
     ):
         table.add_column(name, justify="left" if name in ("host", "status", "details") else "right")
     for h in result.hosts:
-        details = []
+        details = list(h.notes)
         if h.failure and (h.failed or h.unreachable):
-            details.append(f"{h.failure.task}: {h.failure.message}")
-        details += list(h.notes)
+            details.insert(0, "FAILED, see below" if h.failed else "UNREACHABLE, see below")
         table.add_row(
             Text(h.host),
             h.status,
@@ -159,6 +171,10 @@ def render_summary(result: ApplyResult, stream: TextIO) -> None:
             Text("; ".join(details)),
         )
     console.print(table)
+    for h in result.hosts:  # each error as a block of its own, never inside a table cell
+        if h.failure and (h.failed or h.unreachable):
+            console.print(Text(failure_block(h.host, h.failure.task, h.failure.message,
+                                             unreachable=not h.failed)))  # fmt: skip
     for h in result.hosts:
         if h.changes:
             verb = "would change" if result.check else "changed"

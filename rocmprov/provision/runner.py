@@ -17,7 +17,6 @@ it starts).
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import shlex
@@ -46,6 +45,7 @@ from rocmprov.provision.record import (
     state_root,
     write_private,
 )
+from rocmprov.provision.strategy import strategy_env
 
 # Kept importable from here (commands/repair.py, tests).
 __all__ = [
@@ -86,18 +86,6 @@ BASE_ENV: dict[str, str] = {
 # starts per host and skips (two thirds of a no-op re-apply's events) still reach the progress
 # display and the counts, but are not written (a file each) nor scrubbed again at the end.
 UNRECORDED_EVENTS = frozenset({"runner_on_start", "runner_on_skipped", "runner_item_on_skipped"})
-
-
-STRATEGY_DIR = Path(__file__).resolve().parent / "strategy_plugins"
-FAST_STRATEGY = "rocmprov_mitogen"
-
-
-def strategy_env(fast: bool = True) -> dict[str, str]:
-    """The strategy settings: Mitogen's linear strategy (strategy_plugins/rocmprov_mitogen.py)
-    when asked for and Mitogen for Ansible is importable; else Ansible's own `linear`."""
-    if not fast or importlib.util.find_spec("ansible_mitogen") is None:
-        return {"ANSIBLE_STRATEGY": "linear"}
-    return {"ANSIBLE_STRATEGY_PLUGINS": str(STRATEGY_DIR), "ANSIBLE_STRATEGY": FAST_STRATEGY}
 
 
 def control_path(inventory: Path) -> str:
@@ -356,8 +344,6 @@ def run_apply(
         message = "interrupted: ansible-playbook was stopped; rerun to converge"
     elif not hosts:
         message = _stdout_error(run_dir) or "no hosts were run (check the inventory and --limit)"
-        if opts.fast and "mitogen" in message.lower():
-            message += " (Mitogen's strategy failed: rerun with --strategy linear)"
     return ApplyResult(
         status=status,
         ansible_rc=runner.rc,

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rocmprov.drift import CHECK as DRIFT
-from rocmprov.model import AuditResult, FleetGroup, HostReport, Severity
+from rocmprov.model import AuditResult, FleetGroup, HostReport, Severity, count
 from rocmprov.report.safe import STYLE, printable
 
 FLEET_SUMMARY_HOSTS = 5  # more hosts than this: the summary instead of every host's table
@@ -27,7 +27,7 @@ def problem(h: HostReport) -> bool:
 def render(console: Console, result: AuditResult) -> None:
     hosts = result.hosts
     per = Counter(h.severity if h.severity is not Severity.SKIPPED else Severity.OK for h in hosts)
-    line = Text(f"Fleet: {len(hosts)} hosts  ", style="bold")
+    line = Text(f"Fleet: {count(len(hosts), 'host')}  ", style="bold")
     for sev in ORDER:
         line.append(f"{sev.value} {per.get(sev, 0)}  ", style=STYLE[sev])
     console.print(line)

@@ -23,7 +23,7 @@ from typing import Any
 from rocmprov import __version__
 from rocmprov.drift import CHECK as DRIFT
 from rocmprov.drift import LABELS, flatten
-from rocmprov.model import AuditResult, HostReport, Severity
+from rocmprov.model import AuditResult, HostReport, Severity, count
 from rocmprov.report.html_page import PAGE
 
 CODE = {
@@ -144,7 +144,8 @@ def script_json(value: Any) -> str:
 
 
 def render(result: AuditResult, generated: str = "") -> str:
-    title = f"rocmprov fleet audit: {len(result.hosts)} hosts, {result.severity.value.upper()}"
+    hosts = count(len(result.hosts), "host")
+    title = f"rocmprov fleet audit: {hosts}, {result.severity.value.upper()}"
     return (
         PAGE.replace("@TITLE@", escape(title))
         .replace("@SUBTITLE@", escape(f"generated {generated} by rocmprov {__version__}"))

@@ -76,7 +76,7 @@ function hay(h){ if(h._hay===undefined){ const parts=[h.n]; for(const f of h.f){
   for(const d of h.d){parts.push(d[0]);} if(h.x) parts.push(h.x); h._hay=parts.join("\n").toLowerCase(); } return h._hay;}
 function summary(){ const box=document.getElementById("summary"); const n={c:0,w:0,u:0,o:0};
   for(const h of D.hosts){ n[h.s==="s"?"o":h.s]++; }
-  box.appendChild(el("span","pill",D.hosts.length+" hosts"));
+  box.appendChild(el("span","pill",D.hosts.length+(D.hosts.length===1?" host":" hosts")));
   for(const k of ["c","w","u","o"]) box.appendChild(el("span","pill "+k, NAMES[k]+" "+n[k]));
   box.appendChild(el("span","pill", D.columns.length+" checks, "+D.drift.length+" drift fields"));}
 function grid(){ const t=document.getElementById("grid"); const head=el("tr");

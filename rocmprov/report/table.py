@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from rocmprov.model import AuditResult, HostReport, Severity
+from rocmprov.model import AuditResult, HostReport, Severity, count
 from rocmprov.report import fleet_summary
 from rocmprov.report.safe import STYLE, printable
 
@@ -36,7 +36,7 @@ def render(
         _host(console, host, verbose)
     if len(result.hosts) > 1:
         groups = result.groups()
-        table = Table(title=f"Fleet: {len(result.hosts)} hosts", title_justify="left")
+        table = Table(title=f"Fleet: {count(len(result.hosts), 'host')}", title_justify="left")
         for col in ("hosts", "severity", "check", "problem"):
             table.add_column(col)
         for g in groups:

@@ -1,4 +1,5 @@
-"""python -m tests.lab up N | down | status | reset HOST | measure N... (all with --workdir DIR)"""
+"""python -m tests.lab up N | serve [--tls] | down | status | reset HOST | measure N...
+(all with --workdir DIR). docs/lab.md says how to try `rocmprov apply` with them."""
 
 from __future__ import annotations
 
@@ -21,6 +22,54 @@ def cmd_up(lab: Lab, args: argparse.Namespace) -> int:
     print(f"inventory: {lab.inventory}\nssh:       ssh -F {lab.ssh_config} {hosts[0].name}"
           f"\nsudo user: admin (ssh -F {lab.ssh_config} -l admin {hosts[0].name})"
           f"\nstop:      python -m tests.lab down --workdir {lab.workdir}", file=sys.stderr)
+    return 0
+
+
+def cmd_serve(lab: Lab, args: argparse.Namespace) -> int:
+    """AMD's repositories as AMD lays them out, the release's torch index and the lab kernel's
+    headers, served to the running lab's hosts; prints the variables that point apply at them."""
+    import json
+    import platform
+
+    import yaml
+
+    from rocmprov import releases
+
+    from . import amdrepo, pyindex
+
+    if lab.number is None:
+        print("no lab running here: python -m tests.lab up N first", file=sys.stderr)
+        return 1
+    facts = {"distribution": "Debian", "distribution_version": "12", "os_family": "Debian"}
+    plan = releases.resolve(args.release or "", facts)
+    root = lab.workdir / "serve" / "root"
+    repos = amdrepo.build(root)
+    wheel = pyindex.torch_wheel(lab.workdir / "serve" / "wheels",
+                                f"{plan['torch_version']}+rocm{plan['version']}",
+                                f"{plan['version']}-lab")  # fmt: skip
+    if plan.get("torch_index"):
+        pyindex.add_index(root, plan["torch_index"], [wheel])
+    url = lab.serve_dir(root, tls=args.tls)
+    headers = amdrepo.kernel_headers_repo(lab.workdir / "serve" / "headers", platform.release())
+    headers_url = lab.serve_dir(headers.root)
+    for h in lab.hosts:  # what an admin's hosts have already: kernel headers, the site CA
+        lab.exec(h, ["sh", "-c", "cat > /etc/apt/sources.list.d/lab-kernel-headers.sources"],
+                 input=headers.deb822(headers_url))  # fmt: skip
+        if args.tls:
+            lab.trust_lab_ca(h)
+    wanted = {
+        "rocmprov_rocm_version": plan["version"],
+        "rocmprov_mirrors": repos.mirrors(url),
+        "rocmprov_driver_force": True,  # the lab has no GPU: exercise the driver path anyway
+        "rocmprov_firmware_refresh": False,  # no network for LVFS
+    }
+    out = lab.workdir / "apply-vars.yml"
+    out.write_text(yaml.safe_dump(wanted, sort_keys=False))
+    print(json.dumps(wanted, indent=2))
+    print(f"\nROCm {plan['version']} served at {url} (torch {wheel.name}).\n"
+          f"try:  rocmprov apply {lab.inventory} -e @{out} --check --diff\n"
+          f"      rocmprov apply {lab.inventory} -e @{out}\n"
+          f"      rocmprov audit {lab.inventory}", file=sys.stderr)  # fmt: skip
     return 0
 
 
@@ -79,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     up = sub.add_parser("up", help="start N hosts")
     up.add_argument("n", type=int)
     up.set_defaults(fn=cmd_up)
+    sv = sub.add_parser("serve", help="serve AMD-layout repositories and a torch index to it")
+    sv.add_argument("--release", help="ROCm release (default: the release table's default)")
+    sv.add_argument("--tls", action="store_true", help="over https, the lab's CA trusted on hosts")
+    sv.set_defaults(fn=cmd_serve)
     sub.add_parser("down", help="stop the lab and remove all it made").set_defaults(fn=cmd_down)
     sub.add_parser("status", help="list the hosts").set_defaults(fn=cmd_status)
     rs = sub.add_parser("reset", help="boot one host pristine")

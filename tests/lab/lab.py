@@ -134,10 +134,10 @@ def alive(p: Proc | None) -> bool:
     return p is not None and proc_start(p.pid) == p.start
 
 
-def spawn(argv: Sequence[str], log: Path, what: str) -> Proc:
+def spawn(argv: Sequence[str], log: Path, what: str, cwd: Path | None = None) -> Proc:
     """Start a detached process (own session, survives this one) logging to log."""
     with open(log, "ab") as out:
-        child = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=out,
+        child = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=out, cwd=cwd,
                                  stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
     start = proc_start(child.pid)
     if start is None:
@@ -300,7 +300,7 @@ def ip_families() -> list[str]:
 
 
 def raise_inotify_limits() -> None:
-    """Every container's systemd draws on one per-user inotify pool (LAB.md): raise it."""
+    """Every container's systemd draws on one per-user inotify pool (docs/lab.md): raise it."""
     for key, want in INOTIFY_LIMITS.items():
         f = Path("/proc/sys/fs/inotify", key)
         if int(f.read_text()) < want:
@@ -756,19 +756,57 @@ class Lab:
         return self._num(), list(self.hosts), procs
 
     # ---- serving files to the hosts
-    def serve_dir(self, path: str | os.PathLike[str]) -> str:
-        """Serve a directory over HTTP on the bridge address; returns the URL hosts can use."""
+    def serve_dir(self, path: str | os.PathLike[str], *, tls: bool = False) -> str:
+        """Serve a directory over HTTP (or HTTPS with the lab's own CA, `tls`) on the bridge
+        address; returns the URL hosts can use. Hosts trust that CA after trust_lab_ca(h)."""
         directory = Path(path).resolve()
         if not directory.is_dir():
             raise LabError(f"not a directory: {directory}")
         port = self._free_port()
-        argv = [sys.executable, "-m", "http.server", str(port), "--bind", self.gateway,
-                "--directory", str(directory)]
-        p = spawn(argv, self.workdir / f"serve-{port}.log", f"http server {directory}")
+        if tls:
+            _ca, cert, key = self.tls_files()
+            argv = [sys.executable, "-m", "tests.lab.tlsserve", "--bind", self.gateway,
+                    "--port", str(port), "--directory", str(directory), "--cert", str(cert),
+                    "--key", str(key)]  # fmt: skip
+        else:
+            argv = [sys.executable, "-m", "http.server", str(port), "--bind", self.gateway,
+                    "--directory", str(directory)]  # fmt: skip
+        p = spawn(argv, self.workdir / f"serve-{port}.log", f"file server {directory}",
+                  cwd=HERE.parents[1])  # fmt: skip
         self.servers.append(p)
         self._save()
-        wait_until(lambda: port_open(self.gateway, port, 0.5), 20, f"http server on {port}")
-        return f"http://{self.gateway}:{port}"
+        wait_until(lambda: port_open(self.gateway, port, 0.5), 20, f"file server on {port}")
+        return f"{'https' if tls else 'http'}://{self.gateway}:{port}"
+
+    def tls_files(self) -> tuple[Path, Path, Path]:
+        """The lab's CA certificate, and a server certificate and key for the bridge address
+        signed by it (made once per lab with openssl; 0600 key)."""
+        d = self.workdir / "tls"
+        ca, cert, key = d / "ca.crt", d / "server.crt", d / "server.key"
+        if cert.is_file():
+            return ca, cert, key
+        d.mkdir(mode=0o700, exist_ok=True)
+
+        def ssl_(*args: str) -> None:
+            run(["openssl", *args], timeout=60)
+
+        ssl_("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+             "/CN=rocmprov lab CA", "-keyout", str(d / "ca.key"), "-out", str(ca))  # fmt: skip
+        ssl_("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={self.gateway}",
+             "-keyout", str(key), "-out", str(d / "server.csr"))  # fmt: skip
+        (d / "san.cnf").write_text(f"subjectAltName=IP:{self.gateway}\n")
+        ssl_("x509", "-req", "-in", str(d / "server.csr"), "-CA", str(ca), "-CAkey",
+             str(d / "ca.key"), "-CAcreateserial", "-days", "2", "-extfile", str(d / "san.cnf"),
+             "-out", str(cert))  # fmt: skip
+        return ca, cert, key
+
+    def trust_lab_ca(self, h: LabHost) -> None:
+        """Install the lab's CA in a host's system store, as an admin does for a site mirror."""
+        ca, _cert, _key = self.tls_files()
+        self.exec(h, ["mkdir", "-p", "/usr/local/share/ca-certificates"])
+        self.exec(h, ["sh", "-c", "cat > /usr/local/share/ca-certificates/rocmprov-lab.crt"],
+                  input=ca.read_text())  # fmt: skip
+        self.exec(h, ["update-ca-certificates"], timeout=120)
 
     def _free_port(self) -> int:
         for port in SERVE_PORTS:
