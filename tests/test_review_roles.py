@@ -64,6 +64,7 @@ def test_nhc_stays_the_health_check_and_runs_the_gate_last(tmp_path: Path) -> No
     assert gate in nhc.removeprefix(NHC_CONF)
     settings = (tmp_path / "default-rocmprov-health").read_text()
     assert "ROCMPROV_HEALTH_TIMEOUT=22\n" in settings  # inside NHC's 25 s for the check
+    assert "--deadline 10 --timeout 5 " in settings  # probes + 2 scontrol calls fit in 22 s
     again = _play(tmp_path, "rocmprov_health", _health_vars(tmp_path))
     assert "changed=0" in again and (tmp_path / "nhc.conf").read_text() == nhc
 
