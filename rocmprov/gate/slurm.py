@@ -165,19 +165,19 @@ def decide(
             return Decision(Action.NONE, why=f"still drained: {reason}")
         return Decision(Action.DRAIN, reason=reason, why=f"drain: {reason}")
     if severity is Severity.UNKNOWN:
-        return Decision(Action.NONE, why="audit UNKNOWN: never drains, no change")
+        return Decision(Action.NONE, why="drain findings UNKNOWN: never drains, no change")
     if node.drained and node.ours:
         return Decision(
             Action.RESUME,
-            why=f"audit {severity.value.upper()}: resume (was {clean(node.reason, 60)})",
+            why=f"drain findings {severity.value.upper()}: resume (was {clean(node.reason, 60)})",
         )
     if node.drained:
         return Decision(
             Action.NONE,
-            why=f"audit {severity.value.upper()}: drained by someone "
+            why=f"drain findings {severity.value.upper()}: drained by someone "
             f"else ({clean(node.reason, 60)}), left alone",
         )
-    return Decision(Action.NONE, why=f"audit {severity.value.upper()}: no change")
+    return Decision(Action.NONE, why=f"drain findings {severity.value.upper()}: no change")
 
 
 # --- scontrol ---------------------------------------------------------------------------------
