@@ -24,8 +24,22 @@ CHECK_PROBES: dict[str, tuple[str, ...]] = {
 def audit_bundle(
     bundle: Bundle, policy: Policy | None = None, *, duration: float = 0.0
 ) -> HostReport:
-    """Pure: the same bundle always gives the same report, live or read from disk."""
-    facts = build_facts(bundle)
+    """Pure: the same bundle always gives the same report, live or read from disk. Facts that
+    a parser cannot take (a gap, one host's odd output) make this host's report an error,
+    never an exception that ends a fleet's audit (checks have their own guard)."""
+    try:
+        facts = build_facts(bundle)
+        inventory = build_inventory(bundle, facts)
+    except Exception as exc:  # one host's bytes must not end the others
+        from rocmprov.transport.base import FailureClass
+
+        why = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        return HostReport(
+            host=bundle.host,
+            failure=FailureClass.ERROR.value,
+            message=f"its outputs could not be read as facts ({why})",
+            duration=duration,
+        )
     findings = run_checks(facts, policy or Policy())
     left_out = set(bundle.meta.get("profile_skipped") or ())
     if left_out:
@@ -35,7 +49,7 @@ def audit_bundle(
         findings=findings,
         facts=facts.summary(),
         duration=duration,
-        inventory=build_inventory(bundle, facts),
+        inventory=inventory,
     )
 
 

@@ -47,6 +47,18 @@ def test_one_hosts_inf_never_ends_the_fleet_audit(tmp_path: Path) -> None:
     assert len(json.loads(run.stdout)["hosts"]) == 4
 
 
+def test_facts_a_parser_cannot_take_fail_that_host_only(monkeypatch) -> None:
+    import rocmprov.audit as audit
+
+    def broken(bundle: Bundle) -> None:
+        raise OverflowError("cannot convert float infinity to integer")
+
+    monkeypatch.setattr(audit, "build_facts", broken)
+    report = audit.audit_bundle(base_bundle())
+    assert report.failure == "error" and "OverflowError" in report.message
+    assert report.severity.value == "unknown"
+
+
 # ---- r06: the level-2 parsers are linear on any line
 
 
