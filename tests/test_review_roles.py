@@ -129,3 +129,16 @@ def test_release_role_never_prints_a_mirror_password(tmp_path: Path) -> None:
     assert "failed=0" in out, out[-3000:]
     assert "https://***@mirror.example/radeon/rocm/apt/" in out  # the line is still there
     assert "Mirr0r-S3cret" not in out
+
+
+def test_a_timeout_past_slurmds_60_s_is_refused(tmp_path: Path) -> None:
+    """review r11/r13: slurmd kills a HealthCheckProgram after 60 s; the wrapper allowed 120."""
+    (tmp_path / "slurm.conf").write_text("ClusterName=prod\n")
+    out = _play(tmp_path, "rocmprov_health", _health_vars(tmp_path, rocmprov_health_timeout=90))
+    assert "slurmd kills a HealthCheckProgram after 60 s" in out and "failed=1" in out
+    out = _play(tmp_path, "rocmprov_health", _health_vars(tmp_path))
+    assert "failed=0" in out, out[-3000:]
+    settings = (tmp_path / "default-rocmprov-health").read_text()
+    assert "ROCMPROV_HEALTH_TIMEOUT=50\n" in settings and "--deadline 28 --timeout 10 " in settings
+    conf = (tmp_path / "slurm.conf").read_text()
+    assert f"HealthCheckProgram={tmp_path}/sbin/rocmprov-health-check\n" in conf
