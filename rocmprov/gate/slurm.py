@@ -17,9 +17,10 @@ families by default); "the audit" below means those findings. Decision table (de
 |                       |                                             | resume on what it can't see|
 
 A state the gate may touch: base state IDLE, ALLOCATED or MIXED, and no flag but DRAIN,
-COMPLETING, RESERVED, PLANNED, CLOUD or DYNAMIC*. Slurm's `state=resume` clears DRAIN *and*
-FAIL and turns DOWN into IDLE, and `state=drain` replaces the reason: so a node an admin set
-DOWN, FAIL or into maintenance is never drained (its reason would be lost) nor resumed.
+COMPLETING, RESERVED, PLANNED, CLOUD, DYNAMIC or DYNAMIC_NORM. Slurm's `state=resume` clears
+DRAIN *and* FAIL and turns DOWN into IDLE, and `state=drain` replaces the reason: so a node an
+admin set DOWN, FAIL or into maintenance is never drained (its reason would be lost) nor
+resumed.
 "Drained by rocmprov" means the node's reason starts with REASON_PREFIX; an admin's drain
 ("admin: bad fan") is never resumed. I/O (show_node, update_node) runs scontrol with an argv
 list, no shell, a timeout and LC_ALL=C.
