@@ -172,6 +172,11 @@ def test_metrics_runs_never_hide_a_ras_line_from_the_gate(gate: Gate) -> None:
 
 def test_a_user_programs_fault_report_is_no_gpu_event() -> None:
     assert parse_dmesg(USER_TRAP).events == ()
+    # a real capture (its URL in the header): the file name in "... in FILE[...]" is the user's
+    real = load(FIXTURES / "dmesg/python3-segfault-in-libamdhip64-user-fault-excerpt.txt").text
+    assert parse_dmesg(real).events == ()
+    for name in ("amdgpu uncorrectable hardware error detected", "MODE1 reset", "VRAM is lost"):
+        assert parse_dmesg(real.replace("libamdhip64.so", name)).events == (), name
     segv = "[ 5.0] amdgpu: x[4242]: segfault at 0 ip 0 sp 0 error 4 in uncorrectable error[55+1000]"
     assert parse_dmesg(segv).events == ()
     drm = "[ 5.0] [drm] x[7]: segfault at 0 in VRAM is lost due to GPU reset\n"
