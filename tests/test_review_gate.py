@@ -132,6 +132,18 @@ def test_ras_line_keeps_the_node_drained_until_cleared(gate: Gate) -> None:
     assert gate.state() == ("IDLE", "")
 
 
+def test_a_gpu_hang_line_drains_and_stays(gate: Gate) -> None:
+    # source: the fixture's header (github.com/ROCm/ROCm issue: 8x MI300X hang, MODE1 reset)
+    tail = load(FIXTURES / "dmesg/mi300x-x8-mode1-reset-vram-lost-tail.txt").text
+    lost = next(ln for ln in tail.splitlines() if "VRAM is lost" in ln)
+    gate.run()
+    gate.kmsg.write_text(gate.kmsg.read_text() + lost + "\n")
+    gate.run()
+    assert gate.state()[0] == "IDLE+DRAIN" and "dmesg.gpu.hang" in gate.state()[1]
+    gate.kmsg.write_text("[    9.000000] later\n")
+    assert "action=none" in gate.run() and gate.state()[0] == "IDLE+DRAIN"
+
+
 def test_a_new_boot_forgets_the_kept_lines() -> None:
     def events(text: str) -> list[tuple[str, str]]:
         return [(e.tag, e.line) for e in parse_dmesg(text).events]
