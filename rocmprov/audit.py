@@ -24,8 +24,22 @@ CHECK_PROBES: dict[str, tuple[str, ...]] = {
 def audit_bundle(
     bundle: Bundle, policy: Policy | None = None, *, duration: float = 0.0
 ) -> HostReport:
-    """Pure: the same bundle always gives the same report, live or read from disk."""
-    facts = build_facts(bundle)
+    """Pure: the same bundle always gives the same report, live or read from disk. Facts that
+    a parser cannot take (a gap, one host's odd output) make this host's report an error,
+    never an exception that ends a fleet's audit (checks have their own guard)."""
+    try:
+        facts = build_facts(bundle)
+        inventory = build_inventory(bundle, facts)
+    except Exception as exc:  # one host's bytes must not end the others
+        from rocmprov.transport.base import FailureClass
+
+        why = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        return HostReport(
+            host=bundle.host,
+            failure=FailureClass.ERROR.value,
+            message=f"its outputs could not be read as facts ({why})",
+            duration=duration,
+        )
     findings = run_checks(facts, policy or Policy())
     left_out = set(bundle.meta.get("profile_skipped") or ())
     if left_out:
@@ -35,7 +49,7 @@ def audit_bundle(
         findings=findings,
         facts=facts.summary(),
         duration=duration,
-        inventory=build_inventory(bundle, facts),
+        inventory=inventory,
     )
 
 
@@ -47,19 +61,25 @@ def audit_local(
     python_fallback: str = "",
     hostvars: Mapping[str, Any] | None = None,
     profile: str = "full",
+    consumer: str = "audit",
+    keep_state: bool = True,
+    deadline: float | None = None,
 ) -> tuple[HostReport, Bundle]:
     """Collect and audit this machine. The quick profile leaves out the slow probes
-    (probes.PROFILES) and reads the kernel log only since its last run (collect.cursor)."""
+    (probes.PROFILES) and reads the kernel log since `consumer`'s last run plus the GPU lines
+    it kept from earlier in the boot (collect.cursor); `keep_state` False (a dry run, check
+    mode) leaves that state as it was. `deadline`: seconds for all probes together (they run
+    in parallel), None: each probe's own timeout, one after another."""
     from rocmprov.collect.local import collect_local
     from rocmprov.probes import build_probes, for_profile
 
     start = time.monotonic()
     probes = build_probes(gpu_users=gpu_users, python=python, python_fallback=python_fallback)
     probes, left_out = for_profile(probes, profile)
-    bundle = collect_local(probes, become=become)
+    bundle = collect_local(probes, become=become, deadline=deadline)
     cursor = None
     if profile == "quick":
-        bundle, cursor = _dmesg_since_last_run(bundle)
+        bundle, cursor = _dmesg_since_last_run(bundle, consumer)
         bundle = Bundle(
             bundle.host,
             bundle.outputs,
@@ -68,11 +88,32 @@ def audit_local(
     report = audit_bundle(
         bundle, Policy.from_vars(hostvars or {}), duration=time.monotonic() - start
     )
-    if cursor is not None:
+    if cursor is not None and keep_state:
         from rocmprov.collect.cursor import save_cursor
 
-        save_cursor(cursor)
+        try:
+            save_cursor(consumer, cursor)
+        except (OSError, ValueError) as exc:  # the report stands; the state is a finding
+            report = _state_not_saved(report, exc)
     return report, bundle
+
+
+def _state_not_saved(report: HostReport, exc: Exception) -> HostReport:
+    from dataclasses import replace
+
+    from rocmprov.collect.cursor import state_dir
+
+    why = getattr(exc, "strerror", None) or str(exc)
+    finding = Finding(
+        "rocmprov.state",
+        Severity.UNKNOWN,
+        "kernel-log state not saved: the next run reads the whole kernel log again",
+        actual=f"{state_dir()}: {why}"[:200],
+        expected="a private directory this user can write",
+        fix="set ROCMPROV_STATE_DIR to a directory this user owns (a systemd unit: "
+        "StateDirectory=), or run as root (/var/lib/rocmprov)",
+    )
+    return replace(report, findings=(*report.findings, finding))
 
 
 def _not_collected(f: Finding, left_out: set[str]) -> Finding:
@@ -86,20 +127,25 @@ def _not_collected(f: Finding, left_out: set[str]) -> Finding:
     return f
 
 
-def _dmesg_since_last_run(bundle: Bundle):
-    """The bundle with its dmesg output cut to the lines after the saved cursor, and the cursor
-    to save once the audit is done (None when the kernel log could not be read)."""
-    from rocmprov.collect.cursor import current_boot_id, cursor_after, lines_since, load_cursor
+def _dmesg_since_last_run(bundle: Bundle, consumer: str):
+    """The bundle with its dmesg output cut to the GPU lines kept earlier in this boot and the
+    lines after the consumer's cursor, and the cursor to save once the audit is done (None
+    when the kernel log could not be read)."""
+    from rocmprov.collect.cursor import advance, current_boot_id, load_cursor
+    from rocmprov.parse.dmesg import parse_dmesg
 
     out = bundle.get("dmesg")
     if out is None or out.status != "ok":
         return bundle, None
     boot = current_boot_id()
-    recent = lines_since(out.stdout, load_cursor(), boot)
+
+    def events(text: str) -> list[tuple[str, str]]:
+        return [(e.tag, e.line) for e in parse_dmesg(text).events]
+
+    shown, cursor, carried = advance(out.stdout, load_cursor(consumer), boot, events)
     cut = ProbeOutput(
-        out.id, out.command, out.rc, recent, out.stderr, out.duration, out.collected_at
+        out.id, out.command, out.rc, shown, out.stderr, out.duration, out.collected_at
     )
-    meta = {**bundle.meta, "dmesg": "whole log" if recent == out.stdout else "since last run"}
-    return Bundle(bundle.host, {**bundle.outputs, "dmesg": cut}, meta), cursor_after(
-        out.stdout, boot
-    )
+    read = "whole log" if shown == out.stdout else "since last run"
+    meta = {**bundle.meta, "dmesg": read, "dmesg_kept_lines": carried, "dmesg_state": consumer}
+    return Bundle(bundle.host, {**bundle.outputs, "dmesg": cut}, meta), cursor

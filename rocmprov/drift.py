@@ -17,7 +17,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rocmprov.model import AuditResult, Finding, Severity, count
@@ -55,6 +55,9 @@ class Baseline:
 
     source: str
     fields: dict[str, str]
+    # fields with no majority when the reference was taken: {field: {value: hosts}}; every
+    # host that reports one is told the fleet is split (never silently left out)
+    unsettled: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def flatten(inventory: Mapping[str, Any]) -> dict[str, str]:
@@ -120,7 +123,8 @@ def drift_findings(
     if baseline is None:
         reference, split = majority(flat)
     else:
-        reference, split = baseline, {}
+        reference = baseline
+        split = {k: Counter(v) for k, v in baseline.unsettled.items()}
     out: dict[str, tuple[Finding, ...]] = {}
     for host, values in flat.items():
         found = []
@@ -172,8 +176,18 @@ def _split(name: str, label: str, value: str, counts: Counter) -> Finding:
     )
 
 
+MAX_VALUE = 1024  # a field's value in a baseline file (the longest real ones are ~200)
+
+
 def baseline_document(baseline: Baseline) -> dict[str, Any]:
-    return {"schema": BASELINE_SCHEMA, "source": baseline.source, "fields": baseline.fields}
+    doc: dict[str, Any] = {
+        "schema": BASELINE_SCHEMA,
+        "source": baseline.source,
+        "fields": baseline.fields,
+    }
+    if baseline.unsettled:
+        doc["unsettled"] = baseline.unsettled
+    return doc
 
 
 def dump_baseline(baseline: Baseline) -> str:
@@ -195,10 +209,28 @@ def load_baseline(text: str, where: str) -> Baseline:
         isinstance(k, str) and isinstance(v, str) for k, v in fields.items()
     ):
         raise BaselineError(f"baseline {where}: 'fields' must map names to strings")
-    unknown = sorted(set(fields) - set(LABELS))
+    unsettled = doc.get("unsettled") or {}
+    if not isinstance(unsettled, dict) or not all(
+        isinstance(k, str)
+        and isinstance(c, dict)
+        and all(isinstance(v, str) and type(n) is int and 0 < n < 10**9 for v, n in c.items())
+        for k, c in unsettled.items()
+    ):
+        raise BaselineError(f"baseline {where}: 'unsettled' must map names to value counts")
+    unknown = sorted((set(fields) | set(unsettled)) - set(LABELS))
     if unknown:
         raise BaselineError(f"baseline {where}: unknown fields {', '.join(unknown[:5])}")
-    return Baseline(f"baseline file {where}", {k: canonical(k, v) for k, v in fields.items()})
+    values = [*fields.values(), *(v for c in unsettled.values() for v in c)]
+    if any(len(v) > MAX_VALUE for v in values) or sum(len(c) for c in unsettled.values()) > 1000:
+        raise BaselineError(
+            f"baseline {where}: a value longer than {MAX_VALUE} characters (or too many): "
+            "not a saved baseline"
+        )
+    return Baseline(
+        f"baseline file {where}",
+        {k: canonical(k, v) for k, v in fields.items()},
+        {k: dict(c) for k, c in unsettled.items() if k not in fields},
+    )
 
 
 def drift_columns(findings: Iterable[Finding]) -> list[str]:

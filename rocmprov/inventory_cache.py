@@ -40,7 +40,14 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 _MAX_ENTRY = 256 * 1024 * 1024
 _MAX_FILES = 5000  # an inventory tree larger than this is not cached
 _VAULT = b"$ANSIBLE_VAULT"
-_SECRET = re.compile(r"(^|_)(pass|passwd|password|passphrase|secret|token|api_key)($|_)", re.I)
+# Never cached: a variable whose name says secret (the project's one rule, provision/extravars:
+# *pass*, *secret*, *token*, *credential*, *vault*, *private*, api_key, *_pw, *_key), and any
+# string holding a URL with a password (https://user:pass@host) or a private key, whatever
+# its variable is called.
+_SECRET_VALUE = re.compile(r"://[^/@\s:]*:[^/@\s]*@|-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY")
+# names that point at a secret rather than hold one (ansible_ssh_private_key_file): their value
+# is still checked like any other
+_WHERE = re.compile(r"(?i)[_.-](?:file|path|dir)s?$")
 
 Stamp = list[list[Any]]  # [[path, mtime_ns, size, inode], ...] sorted by path
 
@@ -83,18 +90,23 @@ def cached_inventory(
 
 
 def holds_secrets(data: Any) -> bool:
-    """A variable named like a secret (ansible_password, ansible_become_pass, *_token...)
+    """A variable named like a secret (ansible_password, ansible_become_pass, db_pw,
+    tls_private_key, *_credential...), or a value with a URL password or a private key,
     anywhere in ansible-inventory's answer (host vars, group vars, nested dicts)."""
+    from rocmprov.provision.extravars import is_secret_name
+
     stack = [data]
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
             for name, value in item.items():
-                if _SECRET.search(str(name)):
+                if is_secret_name(str(name)) and not _WHERE.search(str(name)):
                     return True
                 stack.append(value)
         elif isinstance(item, list):
             stack.extend(item)
+        elif isinstance(item, str) and _SECRET_VALUE.search(item):
+            return True
     return False
 
 

@@ -294,8 +294,8 @@ def build_probes(
         Probe("amdgpu-ras", "amdgpu RAS sysfs: features, error counts, bad pages", _AMDGPU_RAS),
         Probe(
             "dmesg",
-            "kernel log (dmesg, or journalctl -k)",
-            "dmesg 2>/dev/null || journalctl -k -b --no-pager -q",
+            "kernel log: the kernel's own lines (dmesg --facility=kern, or journalctl -k)",
+            "dmesg --facility=kern 2>/dev/null || journalctl -k -b --no-pager -q",
             needs_root=True,
         ),
         Probe("dkms", "DKMS module build state", _need_tool("dkms", "dkms status")),

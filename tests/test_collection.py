@@ -412,13 +412,13 @@ def test_audit_and_facts_modules_run_rocmprov_on_the_host(installed: Path, tmp_p
     assert facts["kernel"] == os.uname().release
     assert res["missing"]["failed"] and "rocmprov.rocm.rocmprov_node" in res["missing"]["msg"]
     assert res["garbage"]["failed"] and "no rocmprov.audit/1 document" in res["garbage"]["msg"]
-    assert (state / "dmesg-cursor").is_file()  # the quick profile kept its cursor
+    assert (state / "dmesg-cursor.collection").is_file()  # the quick profile kept its cursor
 
 
 def test_check_mode_leaves_the_quick_profiles_cursor_alone(installed: Path, tmp_path: Path) -> None:
     state = tmp_path / "state"
     env = {"ROCMPROV_STATE_DIR": str(state)}
-    cursor = state / "dmesg-cursor"
+    cursor = state / "dmesg-cursor.collection"
     playbook(installed, tmp_path, [audit_task("first", profile="quick")], env=env)
     before = cursor.stat()
     check = [audit_task("check", profile="quick")]
@@ -426,7 +426,7 @@ def test_check_mode_leaves_the_quick_profiles_cursor_alone(installed: Path, tmp_
     assert not res["check"].get("failed") and res["check"]["findings"], res["check"]
     after = cursor.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
-    assert not [p for p in state.iterdir() if p.name != "dmesg-cursor"]
+    assert not [p for p in state.iterdir() if p.name != "dmesg-cursor.collection"]
     # without --check the same task does replace it (so the assertion above can fail)
     playbook(installed, tmp_path, [audit_task("again", profile="quick")], env=env)
     again = cursor.stat()

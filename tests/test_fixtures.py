@@ -322,6 +322,11 @@ DMESG_CHECK = {
     "bar_assign_failed": ("dmesg.pci.bar", "warning"),
     "ring_timeout": ("dmesg.gpu.ring_timeout", "warning"),
     "ras_uncorrectable": ("dmesg.gpu.ras", "critical"),
+    "ring_reset_failed": ("dmesg.gpu.hang", "critical"),
+    "mes_failed": ("dmesg.gpu.hang", "critical"),
+    "vram_lost": ("dmesg.gpu.hang", "critical"),
+    "cp_unrecoverable_preemption_failed": ("dmesg.gpu.hang", "critical"),
+    "failed_to_restore_process_queues": ("dmesg.gpu.hang", "critical"),
 }
 
 

@@ -69,22 +69,22 @@ CRIT_WIDTH = f("pcie.link.width", CRIT, "x8", "x16")
 @pytest.mark.parametrize(
     ("findings", "node", "action"),
     [
-        ((f("a", OK),), IDLE, Action.NONE),
-        ((f("a", WARN),), IDLE, Action.NONE),  # a warning never drains
-        ((f("a", UNK),), IDLE, Action.NONE),  # UNKNOWN never drains
+        ((f("gpu.a", OK),), IDLE, Action.NONE),
+        ((f("gpu.a", WARN),), IDLE, Action.NONE),  # a warning never drains
+        ((f("gpu.a", UNK),), IDLE, Action.NONE),  # UNKNOWN never drains
         ((CRIT_WIDTH,), IDLE, Action.DRAIN),
-        ((CRIT_WIDTH, f("b", UNK)), IDLE, Action.DRAIN),  # critical outranks unknown
+        ((CRIT_WIDTH, f("gpu.b", UNK)), IDLE, Action.DRAIN),  # critical outranks unknown
         ((CRIT_WIDTH,), OURS, Action.NONE),  # same reason: nothing to do
         ((f("gpu.count", CRIT, "6", "8"),), OURS, Action.DRAIN),  # new reason: drain again
         ((CRIT_WIDTH,), ADMIN, Action.NONE),  # an admin's drain keeps its reason
-        ((f("a", OK),), OURS, Action.RESUME),
-        ((f("a", WARN),), OURS, Action.RESUME),
-        ((f("a", OK),), ALLOC_OURS, Action.RESUME),
-        ((f("a", UNK),), OURS, Action.NONE),  # cannot see: does not resume either
-        ((f("a", OK),), ADMIN, Action.NONE),  # never resumes a node someone else drained
-        ((f("a", OK),), NodeState("n1", "DOWN", "rocmprov: x"), Action.NONE),  # not drained
-        ((f("a", OK),), NodeState("n1", "IDLE+DRAIN", "Rocmprov: look-alike"), Action.NONE),
-        ((f("a", OK),), NodeState("n1", "IDLE+DRAIN", " rocmprov: spaced"), Action.NONE),
+        ((f("gpu.a", OK),), OURS, Action.RESUME),
+        ((f("gpu.a", WARN),), OURS, Action.RESUME),
+        ((f("gpu.a", OK),), ALLOC_OURS, Action.RESUME),
+        ((f("gpu.a", UNK),), OURS, Action.NONE),  # cannot see: does not resume either
+        ((f("gpu.a", OK),), ADMIN, Action.NONE),  # never resumes a node someone else drained
+        ((f("gpu.a", OK),), NodeState("n1", "DOWN", "rocmprov: x"), Action.NONE),  # not drained
+        ((f("gpu.a", OK),), NodeState("n1", "IDLE+DRAIN", "Rocmprov: look-alike"), Action.NONE),
+        ((f("gpu.a", OK),), NodeState("n1", "IDLE+DRAIN", " rocmprov: spaced"), Action.NONE),
     ],
 )
 def test_decision_table(findings: tuple[Finding, ...], node: NodeState, action: Action) -> None:
@@ -132,7 +132,7 @@ def test_drain_reason_is_one_bounded_line_without_control_characters() -> None:
 
 
 def test_update_argv_for_resume_and_none() -> None:
-    assert update_argv("n1", decide(report(f("a", OK)), OURS)) == [
+    assert update_argv("n1", decide(report(f("gpu.a", OK)), OURS)) == [
         "scontrol",
         "update",
         "nodename=n1",
@@ -203,7 +203,7 @@ def test_health_without_scontrol_exits_3_with_one_line_and_changes_nothing(
     tmp_path: Path,
 ) -> None:
     result = tmp_path / "crit.json"
-    result.write_text(json.dumps(_doc({"check": "a.b", "severity": "critical"})))
+    result.write_text(json.dumps(_doc({"check": "gpu.b", "severity": "critical"})))
     log = tmp_path / "health.log"
     run = rocmprov(
         "health", "--slurm", "--node", "n1", "--result", str(result),

@@ -178,6 +178,99 @@ def test_admin_drain_is_never_resumed_nor_relabelled(node: Node) -> None:
     node.wait_state(lambda s: s == ("IDLE", ""), "admin's resume")
 
 
+@pytest.mark.parametrize(
+    ("make", "undo"),
+    [
+        (["state=down", "reason=admin: RMA 4711"], ["state=resume"]),
+        (["state=fail", "reason=admin: DIMM failing"], ["state=resume"]),
+        (["state=drain", "reason=admin: bad fan"], ["state=resume"]),
+    ],
+    ids=["down", "fail", "foreign-drain"],
+)
+def test_the_admins_node_states_are_left_alone(
+    node: Node, make: list[str], undo: list[str]
+) -> None:
+    """review r03/r13: a node set DOWN or FAIL by an admin was relabelled, then resumed."""
+    node.sh("scontrol", "update", f"nodename={node.name}", *make)
+    try:
+        before = node.wait_state(
+            lambda s: "*" not in s[0] and "NOT_RESPONDING" not in s[0], "the admin's state"
+        )
+        assert before[1].startswith("admin: ")
+        for result in ("critical", "clean", "critical", "clean"):
+            line = node.gate("--result", f"/root/{result}.json")
+            assert "action=none" in line, line
+            assert node.show() == before
+    finally:
+        node.sh("scontrol", "update", f"nodename={node.name}", *undo)
+    node.wait_state(lambda s: s == ("IDLE", ""), "the admin's resume")
+
+
+def test_maintenance_reservation_is_left_alone(node: Node) -> None:
+    node.sh("scontrol", "create", "reservation", "reservationname=rocmprov-maint",
+            "starttime=now", "duration=10", f"nodes={node.name}", "users=root",
+            "flags=maint")  # fmt: skip
+    try:
+        state = node.wait_state(lambda s: "MAINT" in s[0], "maintenance")
+        for result in ("critical", "clean"):
+            line = node.gate("--result", f"/root/{result}.json")
+            assert "action=none" in line and "not a state the gate touches" in line, line
+            assert node.show() == state
+    finally:
+        node.sh("scontrol", "delete", "reservationname=rocmprov-maint")
+    node.wait_state(lambda s: s == ("IDLE", ""), "end of maintenance")
+
+
+# a real MI300X uncorrectable RAS line (tests/fixtures/dmesg/mi300x-x8-uncorrectable-ras-error-
+# aca-head.txt: its source URL in the header)
+RAS_LINE = next(
+    ln
+    for ln in (REPO / "tests/fixtures/dmesg/mi300x-x8-uncorrectable-ras-error-aca-head.txt")
+    .read_text()
+    .splitlines()
+    if "uncorrectable hardware error" in ln
+)
+# the lab host has no GPU: only the kernel-GPU family drains here
+LIVE = ["env", "PATH=/root/fakebin:/usr/sbin:/usr/bin:/sbin:/bin", "PYTHONPATH=/opt/rocmprov-src",
+        "python3", "-m", "rocmprov", "health", "--slurm",
+        "--no-drain", "gpu.*", "--no-drain", "pcie.*", "--no-drain", "driver.*"]  # fmt: skip
+
+
+def test_live_gate_keeps_a_ras_finding_until_cleared(node: Node) -> None:
+    """The live quick audit in the lab host (its dmesg a real captured log): a RAS line drains,
+    keeps the node drained after it left the log, and a documented clear lets it resume; a
+    whole live run stays far inside slurmd's 60 s."""
+    node.put("/root/fakebin/dmesg", "#!/bin/sh\ncat /root/kmsg\n", 0o755)
+    node.put("/root/kmsg", "[    1.000000] Linux version 6.1.0\n")
+
+    def live(*args: str) -> tuple[str, float]:
+        start = time.monotonic()
+        cp = node.lab.exec(node.host, [*LIVE, *args], check=False, timeout=60)
+        took = time.monotonic() - start
+        assert cp.returncode == 0, cp.stderr
+        return cp.stderr.strip().splitlines()[-1], took
+
+    line, took = live()
+    assert "action=none" in line and node.show() == ("IDLE", ""), line
+    assert took < 20, took  # a full gate run: probes, decision, scontrol
+    print(f"live gate run on the lab node: {took:.1f} s ({line.rsplit('(', 1)[-1]}")
+    node.put("/root/kmsg", f"[    1.000000] Linux version 6.1.0\n{RAS_LINE}\n")
+    line, _ = live("--dry-run")
+    assert "action=drain (dry run)" in line and node.show() == ("IDLE", "")
+    live()
+    state, reason = node.show()
+    assert state == "IDLE+DRAIN" and reason.startswith("rocmprov: dmesg.gpu.ras "), reason
+    node.put("/root/kmsg", "[    2.000000] the ring buffer moved on\n")
+    line, _ = live()
+    assert "action=none" in line and node.show()[0] == "IDLE+DRAIN", line
+    cleared = node.lab.exec(node.host, [*LIVE[:6], "health", "--clear-kernel-findings"],
+                            check=False, timeout=60)  # fmt: skip
+    assert cleared.returncode == 0 and "kernel findings cleared" in cleared.stderr, cleared.stderr
+    line, _ = live()
+    assert "action=resume" in line, line
+    node.wait_state(lambda s: s == ("IDLE", ""), "resume after the clear")
+
+
 def test_role_sets_up_slurmd_to_run_the_gate(node: Node) -> None:
     """site.yml --tags health (the rocmprov_health role) installs the wrapper and the slurm.conf
     lines; slurmd itself then runs the gate every HealthCheckInterval seconds."""

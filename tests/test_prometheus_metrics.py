@@ -272,31 +272,36 @@ def test_dmesg_since_cursor() -> None:
 
 def test_cursor_file_private_and_not_through_links(tmp_path: Path) -> None:
     state = tmp_path / "state" / "rocmprov"
-    save_cursor(Cursor("b", "[ 1.0] x"), state)
+    save_cursor("metrics", Cursor("b", "[ 1.0] x", ("amdgpu: x",)), state)
     assert stat.S_IMODE(state.stat().st_mode) == 0o700
-    assert stat.S_IMODE((state / "dmesg-cursor").stat().st_mode) == 0o600
-    assert load_cursor(state) == Cursor("b", "[ 1.0] x")
+    assert stat.S_IMODE((state / "dmesg-cursor.metrics").stat().st_mode) == 0o600
+    assert load_cursor("metrics", state) == Cursor("b", "[ 1.0] x", ("amdgpu: x",))
+    assert load_cursor("health", state) is None  # each consumer its own
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o700)
     linked = tmp_path / "linked"
     linked.symlink_to(elsewhere)
     with pytest.raises(OSError):
-        save_cursor(Cursor("b", "y"), linked)
+        save_cursor("metrics", Cursor("b", "y"), linked)
     assert list(elsewhere.iterdir()) == []
-    (state / "dmesg-cursor").unlink()
-    (state / "dmesg-cursor").symlink_to(tmp_path / "state" / "nothing")
-    assert load_cursor(state) is None  # a link is not a cursor: read the whole log
+    (state / "dmesg-cursor.metrics").unlink()
+    (state / "dmesg-cursor.metrics").symlink_to(tmp_path / "state" / "nothing")
+    assert load_cursor("metrics", state) is None  # a link is not a cursor: read the whole log
+    with pytest.raises(ValueError):
+        save_cursor("../x", Cursor("b", "y"), state)
 
 
 def test_quick_local_audit_runs_and_keeps_a_cursor(tmp_path: Path) -> None:
     env = {"ROCMPROV_STATE_DIR": str(tmp_path / "st")}
-    run = rocmprov("audit", "--local", "--profile", "quick", "--format", "json", env=env)
+    run = rocmprov(
+        "audit", "--local", "--profile", "quick", "--format", "json", "--state", "metrics", env=env
+    )
     assert run.rc in (0, 1, 2, 3), run.stderr
     host = json.loads(run.stdout)["hosts"][0]
     torch = [f for f in host["findings"] if f["check"] == "torch.rocm"]
     assert torch and torch[0]["severity"] == "skipped"
     assert all(f["severity"] != "unknown" or f["check"] != "gpu.gfx" for f in host["findings"])
-    cursor = tmp_path / "st" / "dmesg-cursor"
+    cursor = tmp_path / "st" / "dmesg-cursor.metrics"
     # the kernel log's verdict (`dmesg`, or `dmesg.<family>` for what this machine's log holds)
     kernel = [f for f in host["findings"] if f["check"].split(".")[0] == "dmesg"]
     assert kernel, host["findings"]

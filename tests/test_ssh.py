@@ -328,6 +328,22 @@ def test_command_timeout_gives_124_and_kills_it(
     assert not marker.exists()  # killed on the host, not merely abandoned
 
 
+def test_output_past_the_bound_fails_the_host_without_reading_the_rest(
+    sshd: LoopbackSshd, keys: Keys, known: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """review r07: a host that answers with 600 MiB grew the controller to 1.2 GB."""
+    from rocmprov.transport.ssh import session
+
+    monkeypatch.setattr(session, "MAX_OUTPUT", 1 << 20)
+    with transport(sshd, keys, known) as t:
+        ok = t.run("head -c 900000 /dev/zero; head -c 100000 /dev/zero >&2", timeout=20)
+        assert ok.rc == 0 and len(ok.stdout) + len(ok.stderr) == 1_000_000
+    start = time.monotonic()
+    exc = failure_of(transport(sshd, keys, known), "head -c 200000000 /dev/zero")
+    assert exc.failure is FailureClass.ERROR and "more than 1 MiB of output" in exc.message
+    assert time.monotonic() - start < 8  # refused at the bound, not after 200 MB
+
+
 # --- host keys --------------------------------------------------------------------------------
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rocmprov.active.lines import tool_lines
+
 
 @dataclass(frozen=True)
 class RcclRow:
@@ -37,7 +39,7 @@ class RcclRun:
 
 
 _RANK = re.compile(
-    r"^#\s*Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.+?)\s*$"
+    r"^#\s*Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(\S.*)$"
 )
 _ROW = re.compile(
     r"^\s*(\d+)\s+\d+\s+\w+\s+\w+\s+-?\d+\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s+(\S+)"
@@ -54,10 +56,10 @@ def _wrong(v: str) -> int:
 def parse_rccl_tests(text: str) -> RcclRun:
     ranks, product, rows = 0, "", []
     avg = oob = None
-    for line in text.splitlines():
+    for line in tool_lines(text):
         if m := _RANK.match(line):
             ranks += 1
-            product = product or m.group(1)
+            product = product or m.group(1).rstrip()
         elif m := _ROW.match(line):
             rows.append(
                 RcclRow(

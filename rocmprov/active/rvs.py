@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rocmprov.active.lines import tool_lines
+
 
 @dataclass(frozen=True)
 class RvsResult:
@@ -21,7 +23,8 @@ class RvsResult:
 
 
 _GPU_PASS = re.compile(
-    r"\[RESULT\]\s*\[[^\]]*\]\s*\[([^\]]+)\]\s*\[GPU::\s*(\d+)\]\s*(.*?)\b(?:pass|met):\s*(TRUE|FALSE)",
+    r"\[RESULT\]\s*\[[^\]]*\]\s*\[([^\]]+)\]\s*\[GPU::\s*(\d+)\]\s*(.{0,300}?)\b(?:pass|met):\s*"
+    r"(TRUE|FALSE)",
     re.I,
 )
 _MOD_PASS = re.compile(
@@ -30,12 +33,13 @@ _MOD_PASS = re.compile(
 _MEM = re.compile(
     r"\[RESULT\]\s*\[[^\]]*\]\s*\[([^\]]+)\]\s+mem\s+(Test \d+)\s*:\s*(PASS|FAIL)", re.I
 )
-_SUMMARY = re.compile(r"^\s*\|\s*(\S[^|]*?)\s*\|\s*([A-Z0-9_]+)\s*\|\s*(PASS|FAIL)\s*\|\s*$")
+_ACTION = re.compile(r"[A-Z0-9_]+")
+_RESULTS = ("PASS", "FAIL")
 
 
 def parse_rvs(text: str) -> list[RvsResult]:
     out: list[RvsResult] = []
-    for line in text.splitlines():
+    for line in tool_lines(text):
         if m := _GPU_PASS.search(line):
             detail = " ".join(m.group(3).split())
             out.append(RvsResult(m.group(1), m.group(2), m.group(4).upper() == "TRUE", detail))
@@ -48,8 +52,13 @@ def parse_rvs(text: str) -> list[RvsResult]:
 
 def parse_rvs_summary(text: str) -> dict[str, str]:
     """The summary table's action -> PASS | FAIL (RVS 1.6+)."""
-    return {
-        m.group(1): m.group(3)
-        for line in text.splitlines()
-        if (m := _SUMMARY.match(line)) and m.group(1) != "Action Name"
-    }
+    out: dict[str, str] = {}
+    for line in tool_lines(text):
+        cells = line.strip().split("|")
+        # "| gpup_single | GPUP | PASS |": a leading and a trailing bar, three cells between
+        if len(cells) != 5 or cells[0] or cells[4].strip():
+            continue
+        name, action, result = (c.strip() for c in cells[1:4])
+        if name and name != "Action Name" and _ACTION.fullmatch(action) and result in _RESULTS:
+            out[name] = result
+    return out

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rocmprov.active.lines import tool_lines
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -37,14 +39,15 @@ class TransferBenchRun:
 _MATRIX = re.compile(r"^\s*(Unidirectional|Bidirectional) copy peak bandwidth", re.I)
 _HEADER = re.compile(r"^\s*SRC\+EXE\\DST\s+(.*)$")
 _ROW = re.compile(r"^\s*((?:CPU|GPU|NIC)\s+\d+)\s+(->|<->)\s+(.*)$")
-_TRANSFER = re.compile(r"^\s*Transfer\s+(\d+)\s*\|\s*([\d.]+)\s*GB/s\s*\|.*\|\s*([^|]*->[^|]*)$")
+_TRANSFER = re.compile(r"^\s*Transfer\s+(\d+)\s*$")
+_GBS = re.compile(r"^\s*([\d.]+)\s*GB/s\s*$")
 _AGG = re.compile(r"^\s*Aggregate\s*\([^)]*\)\s*\|\s*([\d.]+)\s*GB/s")
 
 
 def parse_transferbench(text: str) -> TransferBenchRun:
     cells, transfers, aggs = [], [], []
     direction, columns = "", []
-    for line in text.splitlines():
+    for line in tool_lines(text):
         if m := _MATRIX.match(line):
             direction, columns = m.group(1).lower(), []
         elif m := _HEADER.match(line):
@@ -55,8 +58,23 @@ def parse_transferbench(text: str) -> TransferBenchRun:
                     cells.append(Cell(m.group(1), dst, float(raw), direction))
                 except ValueError:
                     continue  # "N/A" on the diagonal
-        elif m := _TRANSFER.match(line):
-            transfers.append(Transfer(int(m.group(1)), float(m.group(2)), m.group(3).strip()))
+        elif t := _transfer(line):
+            transfers.append(t)
         elif m := _AGG.match(line):
             aggs.append(float(m.group(1)))
     return TransferBenchRun(tuple(cells), tuple(transfers), tuple(aggs))
+
+
+def _transfer(line: str) -> Transfer | None:
+    """ "Transfer 1 | 5.0 GB/s | 1.0 ms | ... | GPU 0 -> GPU 1": the number, the bandwidth and
+    the last cell, which names the path (an arrow in it)."""
+    cells = line.split("|")
+    if len(cells) < 4 or not (n := _TRANSFER.match(cells[0])) or not (g := _GBS.match(cells[1])):
+        return None
+    path = cells[-1].strip()
+    if "->" not in path:
+        return None
+    try:
+        return Transfer(int(n.group(1)), float(g.group(1)), path)
+    except ValueError:
+        return None

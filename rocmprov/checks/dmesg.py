@@ -1,8 +1,10 @@
 """Boot and driver-state failures that the kernel log names (the `dmesg` probe).
 
 Small and specific on purpose: a GPU that amdgpu could not bring up, KFD refusing the ASIC, no
-PCI space for the VRAM BAR, and the hang/fault/RAS lines that leave the GPU unusable. The broad
-troubleshooting table (rocmprov/kb, `rocmprov explain`) covers everything else.
+PCI space for the VRAM BAR, and the hang/fault/RAS lines that leave the GPU unusable. A ring
+timeout the driver recovered from is a WARNING; a hang it did not recover from cleanly, or one
+that lost VRAM, is CRITICAL, as is an uncorrectable RAS error. The broad troubleshooting table
+(rocmprov/kb, `rocmprov explain`) covers everything else.
 """
 
 from __future__ import annotations
@@ -78,6 +80,23 @@ _CAUSES: tuple[tuple[str, tuple[str, ...], Severity, str, str, str], ...] = (
         "GPU ring timeout (a job hung; the driver reset the GPU)",
         "update amdgpu-dkms/kernel and firmware to the pair your ROCm release supports; if it "
         "repeats, collect `sudo dmesg` and `amd-smi` output for AMD support",
+        REF_RESET,
+    ),
+    (
+        "dmesg.gpu.hang",
+        (
+            "ring_reset_failed",
+            "mes_failed",
+            "cp_unrecoverable_preemption_failed",
+            "failed_to_restore_process_queues",
+            "vram_lost",
+        ),
+        CRITICAL,
+        "GPU hang the driver did not recover from cleanly (ring reset failed, MES or CP not "
+        "responding, process queues not restored) or that lost the GPU's memory (VRAM lost)",
+        "drain the node and collect `sudo dmesg` and `amd-smi` output (the health gate's bundle "
+        "has them); cold-boot the node to bring the GPU back; if it repeats, update "
+        "amdgpu-dkms and firmware to the pair your ROCm release supports and contact the vendor",
         REF_RESET,
     ),
     (

@@ -11,7 +11,9 @@ from rocmprov.probes import Probe
 from rocmprov.transport.local import LocalTransport
 
 
-def collect_local(probes: tuple[Probe, ...], *, become: bool = False) -> Bundle:
+def collect_local(
+    probes: tuple[Probe, ...], *, become: bool = False, deadline: float | None = None
+) -> Bundle:
     import distro
 
     meta = {
@@ -20,5 +22,9 @@ def collect_local(probes: tuple[Probe, ...], *, become: bool = False) -> Bundle:
         "machine": platform.machine(),
     }
     return collect_host(
-        LocalTransport(become=become), probes, extra=meta, native={"pci-sysfs": run_pci_sysfs}
+        LocalTransport(become=become),
+        probes,
+        extra=meta,
+        native={"pci-sysfs": run_pci_sysfs},
+        deadline=deadline,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Mapping
@@ -59,6 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "and amd-smi, reading the kernel log only since its last run (--local only)",
     )
     parser.add_argument(
+        "--state",
+        default="audit",
+        help="the quick profile's own kernel-log state (cursor and GPU lines kept for the "
+        "boot): one name per consumer, e.g. metrics (audit)",
+    )
+    parser.add_argument(
         "--output",
         type=Path,
         help="write the report to FILE (replaced atomically: temp file + rename) instead of stdout",
@@ -85,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(
             args, f"unknown profile {args.profile!r} (choose from full, quick)", Exit.USAGE
         )
+    if not re.fullmatch(r"[a-z][a-z0-9-]{0,31}", args.state):
+        return _fail(args, "--state: a name of lower-case letters, digits and -", Exit.USAGE)
     if args.profile == "quick" and (args.inventory or args.bundle):
         return _fail(args, "--profile quick audits this machine only (--local)", Exit.USAGE)
     try:
@@ -148,6 +157,7 @@ def _audit(args: argparse.Namespace):
         python_fallback=fallback,
         hostvars=hostvars,
         profile=args.profile,
+        consumer=args.state,
     )
     return AuditResult((report,))
 
@@ -206,7 +216,14 @@ def _check_drift_args(args: argparse.Namespace) -> Baseline | None:
 
 def _drift(result: AuditResult, args: argparse.Namespace, baseline: Baseline | None):
     """Add the drift findings; write --save-baseline (0600, replaced atomically)."""
-    from rocmprov.drift import dump_baseline, flatten, host_baseline, majority, with_drift
+    from rocmprov.drift import (
+        Baseline,
+        dump_baseline,
+        flatten,
+        host_baseline,
+        majority,
+        with_drift,
+    )
 
     if args.baseline and baseline is None:
         baseline = host_baseline(result, args.baseline)
@@ -218,10 +235,15 @@ def _drift(result: AuditResult, args: argparse.Namespace, baseline: Baseline | N
     if args.save_baseline is not None:
         from rocmprov.report.output import write_atomic
 
-        reference = (
-            baseline
-            or majority({h.host: flatten(h.inventory) for h in result.hosts if h.inventory})[0]
-        )
+        if baseline is None:  # the majority; a field with none is saved as unsettled
+            reference, split = majority(
+                {h.host: flatten(h.inventory) for h in result.hosts if h.inventory}
+            )
+            reference = Baseline(
+                reference.source, reference.fields, {k: dict(c) for k, c in split.items()}
+            )
+        else:
+            reference = baseline
         write_atomic(args.save_baseline, dump_baseline(reference), mode=0o600)
     return result
 

@@ -1,6 +1,8 @@
-"""rocmprov health --slurm: a Slurm HealthCheckProgram. Audits this node, then drains it on a
-CRITICAL finding (reason `rocmprov: <check> <actual><expected>`), resumes it once clean if
-rocmprov drained it, and never touches a node someone else drained. One log line per run.
+"""rocmprov health --slurm: a Slurm HealthCheckProgram. Audits this node (quick profile, probes
+in parallel under one deadline), then drains it on a CRITICAL finding that the drain policy
+selects (reason `rocmprov: <check> <actual><expected>`), resumes it once that is gone if rocmprov
+drained it, and never touches a node someone else drained or set DOWN/FAIL/MAINT. Kernel GPU
+lines stay findings for the boot; `--clear-kernel-findings` forgets them. One log line per run.
 
 Exit: 0 whenever it ran (whatever it decided); 3 when it could not (scontrol failed, the audit
 could not be read); 64 on bad usage.
@@ -22,6 +24,10 @@ from rocmprov.exitcodes import Exit, UsageError
 HELP = "node health gate: drain/resume this node in Slurm from a local audit (HealthCheckProgram)"
 BUNDLE_DIR = Path("/var/lib/rocmprov/health-bundles")
 KEEP_BUNDLES = 10
+# slurmd kills its HealthCheckProgram after 60 s (HealthCheckTimeout, 60 by default): the
+# probes get DEADLINE_S in all, leaving time for scontrol and the evidence bundle
+DEADLINE_S = 30.0
+STATE = "health"  # this gate's own kernel-log state (collect/cursor.py)
 _NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _STAMP = re.compile(r"\d{8}T\d{6}Z(-\d+)?")
 
@@ -51,8 +57,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--scontrol", default="scontrol", help="scontrol to run (scontrol)")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per scontrol (10)")
-    parser.add_argument("--dry-run", action="store_true", help="decide and log, change nothing")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="decide and log, change nothing (not Slurm, not the kernel-log state)",
+    )
     parser.add_argument("--log", type=Path, help="also append the log line to this file")
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        default=DEADLINE_S,
+        help=f"seconds for all probes together, run in parallel ({DEADLINE_S:g})",
+    )
+    parser.add_argument(
+        "--drain",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="check ids whose CRITICAL drains (repeat; replaces the default "
+        "gpu.* pcie.* driver.* dmesg.*; repo.* never drains)",
+    )
+    parser.add_argument(
+        "--no-drain",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="check ids that never drain (repeat), e.g. gpu.temperature",
+    )
+    parser.add_argument(
+        "--clear-kernel-findings",
+        action="store_true",
+        help="forget the kernel GPU lines kept for this boot (every consumer: gate, metrics, "
+        "collection) after the admin dealt with them; the next run reads only newer lines",
+    )
 
 
 def _node_name(args: argparse.Namespace) -> str:
@@ -64,13 +101,22 @@ def _node_name(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from rocmprov.gate import slurm
+    from rocmprov.gate.policy import DrainPolicy
 
+    if args.clear_kernel_findings:
+        return _clear_kernel_findings(args)
     if not args.slurm:
         raise UsageError("give --slurm (the only gate so far)")
     if not 0 < args.timeout <= 300:
         raise UsageError("--timeout must be between 0 and 300 seconds")
+    if not 1 <= args.deadline <= 300:
+        raise UsageError("--deadline must be between 1 and 300 seconds")
     if args.bundle and args.result:
         raise UsageError("give --bundle or --result, not both")
+    try:
+        policy = DrainPolicy.from_patterns(args.drain, args.no_drain)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
     name = _node_name(args)
     start = time.monotonic()
     report, bundle, audit_error = _audit(args)
@@ -79,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     except slurm.SlurmError as exc:
         _log(args, f"node={name} error: {exc}")
         return Exit.UNKNOWN
-    decision = slurm.decide(report, node)
+    decision = slurm.decide(report, node, policy)
     severity = report.severity.value.upper() if report else "UNKNOWN"
     extra = f" audit_error={slurm.clean(audit_error, 160)}" if audit_error else ""
     if decision.action is slurm.Action.DRAIN and bundle is not None and not args.dry_run:
@@ -103,6 +149,37 @@ def run(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
+def _clear_kernel_findings(args: argparse.Namespace) -> int:
+    """Every consumer's kernel-log state: nothing kept, the cursor at the log's end now."""
+    from rocmprov.collect.cursor import (
+        current_boot_id,
+        cursor_after,
+        save_cursor,
+        saved_consumers,
+        state_dir,
+    )
+    from rocmprov.probes import build_probes
+    from rocmprov.transport.local import LocalTransport
+
+    if args.dry_run:
+        raise UsageError("--clear-kernel-findings changes state: leave out --dry-run")
+    probe = next(p for p in build_probes() if p.id == "dmesg")
+    res = LocalTransport().run(probe.command, timeout=probe.timeout)
+    if not res.ok:
+        _log(args, f"cannot read the kernel log (rc={res.rc}): nothing cleared")
+        return Exit.UNKNOWN
+    cursor = cursor_after(res.stdout, current_boot_id())
+    names = saved_consumers()
+    for consumer in names:
+        try:
+            save_cursor(consumer, cursor)
+        except OSError as exc:
+            _log(args, f"cannot clear {state_dir()}: {exc.strerror or exc}")
+            return Exit.UNKNOWN
+    _log(args, f"kernel findings cleared for {', '.join(names)} ({state_dir()})")
+    return Exit.OK
+
+
 def _audit(args: argparse.Namespace):
     """(report, bundle, error): a bundle from --bundle or a live local audit (the quick
     profile where the audit has one). Any failure is an UNKNOWN audit, never a drain."""
@@ -119,14 +196,11 @@ def _audit(args: argparse.Namespace):
             raise UsageError(str(exc)) from exc
         return audit_bundle(bundle), bundle, ""
     try:
-        import inspect
-
         from rocmprov.audit import audit_local
 
-        kwargs = {}
-        if "profile" in inspect.signature(audit_local).parameters:
-            kwargs["profile"] = "quick"
-        report, bundle = audit_local(**kwargs)
+        report, bundle = audit_local(
+            profile="quick", consumer=STATE, keep_state=not args.dry_run, deadline=args.deadline
+        )
         return report, bundle, ""
     except Exception as exc:  # an audit bug must not take the node out of service
         return None, None, f"{type(exc).__name__}: {exc}"

@@ -1,18 +1,26 @@
 """The Slurm node health gate: an audit result + the node's state -> drain, resume or nothing.
 
-Decision table (decide(), pure):
+Only the findings the drain policy selects count (gate/policy.py: GPU, driver and kernel-GPU
+families by default); "the audit" below means those findings. Decision table (decide(), pure):
 
-| audit (worst)            | node                         | action                         |
-|--------------------------|------------------------------|--------------------------------|
-| CRITICAL                 | not drained                  | drain, reason `rocmprov: ...`  |
-| CRITICAL                 | drained by rocmprov          | drain again only if the reason |
-|                          |                              | changed, else nothing          |
-| CRITICAL                 | drained by someone else      | nothing (their reason stays)   |
-| OK / WARNING             | drained by rocmprov          | resume                         |
-| OK / WARNING             | anything else                | nothing                        |
-| UNKNOWN (or no audit)    | any                          | nothing: never drain, never    |
-|                          |                              | resume on what it cannot see   |
+| audit (worst)         | node                                        | action                     |
+|-----------------------|---------------------------------------------|----------------------------|
+| any                   | not in a state the gate may touch (DOWN,    | nothing: the admin's       |
+|                       | FAIL, MAINT, REBOOT_*, POWER*, FUTURE, ...) |                            |
+| CRITICAL              | in service, not drained                     | drain, reason `rocmprov:`  |
+| CRITICAL              | drained by rocmprov                         | drain again only if the    |
+|                       |                                             | reason changed             |
+| CRITICAL              | drained by someone else                     | nothing (their reason)     |
+| OK / WARNING          | drained by rocmprov                         | resume                     |
+| OK / WARNING          | anything else                               | nothing                    |
+| UNKNOWN (or no audit) | any                                         | nothing: never drain, never|
+|                       |                                             | resume on what it can't see|
 
+A state the gate may touch: base state IDLE, ALLOCATED or MIXED, and no flag but DRAIN,
+COMPLETING, RESERVED, PLANNED, CLOUD, DYNAMIC or DYNAMIC_NORM. Slurm's `state=resume` clears
+DRAIN *and* FAIL and turns DOWN into IDLE, and `state=drain` replaces the reason: so a node an
+admin set DOWN, FAIL or into maintenance is never drained (its reason would be lost) nor
+resumed.
 "Drained by rocmprov" means the node's reason starts with REASON_PREFIX; an admin's drain
 ("admin: bad fan") is never resumed. I/O (show_node, update_node) runs scontrol with an argv
 list, no shell, a timeout and LC_ALL=C.
@@ -27,7 +35,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
-from rocmprov.model import Finding, HostReport, Severity
+from rocmprov.gate.policy import DrainPolicy
+from rocmprov.model import Finding, HostReport, Severity, worst
 
 REASON_PREFIX = "rocmprov:"
 REASON_MAX = 120  # Slurm keeps more, but `sinfo -R` shows a short column
@@ -37,6 +46,10 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # scontrol appends "[user@time]" to the reason it shows
 _REASON_STAMP = re.compile(r"\s*\[[^\[\]]*@[^\[\]]*\]\s*$")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+IN_SERVICE = frozenset({"IDLE", "ALLOCATED", "MIXED"})
+HARMLESS_FLAGS = frozenset(
+    {"DRAIN", "COMPLETING", "RESERVED", "PLANNED", "CLOUD", "DYNAMIC", "DYNAMIC_NORM"}
+)
 
 
 class Action(Enum):
@@ -65,6 +78,14 @@ class NodeState:
     @property
     def ours(self) -> bool:
         return self.reason.startswith(REASON_PREFIX)
+
+    @property
+    def touchable(self) -> bool:
+        """In service or drained, nothing else: the gate may drain or resume it."""
+        # sinfo-style suffixes (IDLE* not responding, IDLE~ powered off, IDLE$ maintenance...)
+        # are not IDLE: left alone like their flags
+        base, *flags = [p for p in self.state.upper().split("+") if p] or [""]
+        return base in IN_SERVICE and set(flags) <= HARMLESS_FLAGS
 
 
 @dataclass(frozen=True)
@@ -109,23 +130,32 @@ def drain_reason(findings: Iterable[Finding]) -> str:
     if not critical:
         return ""
     first = critical[0]
-    detail = _compare(clean(first.actual, 40), clean(first.expected, 40)) or clean(
-        first.summary, 60
-    )
+    if _NUMBER.search(first.expected) or len(first.expected) <= 24:
+        detail = _compare(clean(first.actual, 40), clean(first.expected, 40))
+    else:  # "no such line in the kernel log": the line itself says it
+        detail = clean(first.actual, 80)
+    detail = detail or clean(first.summary, 60)
     more = f" (+{len(critical) - 1} more)" if len(critical) > 1 else ""
     head = clean(f"{REASON_PREFIX} {first.check} {detail}", REASON_MAX - len(more))
     return head + more
 
 
-def decide(report: HostReport | None, node: NodeState) -> Decision:
+def decide(
+    report: HostReport | None, node: NodeState, policy: DrainPolicy | None = None
+) -> Decision:
     """The decision table in the module docstring. `report` None: the audit could not run."""
     if report is None:
         return Decision(Action.NONE, why="audit did not run: no change")
-    severity = report.severity
+    if not node.touchable:
+        return Decision(
+            Action.NONE,
+            why=f"node {clean(node.state, 40)} ({clean(node.reason, 60) or 'no reason'}): "
+            "not a state the gate touches, left alone",
+        )
+    findings = (policy or DrainPolicy()).select(report.findings)
+    severity = Severity.UNKNOWN if report.failure else worst([f.severity for f in findings])
     if severity is Severity.CRITICAL:
-        reason = drain_reason(report.findings)
-        if not reason:  # critical only through a failure: treat as unknown
-            return Decision(Action.NONE, why="critical without a finding: no change")
+        reason = drain_reason(findings)
         if node.drained and not node.ours:
             return Decision(
                 Action.NONE,
@@ -136,19 +166,19 @@ def decide(report: HostReport | None, node: NodeState) -> Decision:
             return Decision(Action.NONE, why=f"still drained: {reason}")
         return Decision(Action.DRAIN, reason=reason, why=f"drain: {reason}")
     if severity is Severity.UNKNOWN:
-        return Decision(Action.NONE, why="audit UNKNOWN: never drains, no change")
+        return Decision(Action.NONE, why="drain findings UNKNOWN: never drains, no change")
     if node.drained and node.ours:
         return Decision(
             Action.RESUME,
-            why=f"audit {severity.value.upper()}: resume (was {clean(node.reason, 60)})",
+            why=f"drain findings {severity.value.upper()}: resume (was {clean(node.reason, 60)})",
         )
     if node.drained:
         return Decision(
             Action.NONE,
-            why=f"audit {severity.value.upper()}: drained by someone "
+            why=f"drain findings {severity.value.upper()}: drained by someone "
             f"else ({clean(node.reason, 60)}), left alone",
         )
-    return Decision(Action.NONE, why=f"audit {severity.value.upper()}: no change")
+    return Decision(Action.NONE, why=f"drain findings {severity.value.upper()}: no change")
 
 
 # --- scontrol ---------------------------------------------------------------------------------

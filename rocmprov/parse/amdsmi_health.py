@@ -8,6 +8,7 @@ tests/fixtures/amd-smi-health (AMD's amd-smi README and changelog examples, publ
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -122,9 +123,9 @@ def _count(v: Any) -> int | None:
         return None
     try:
         n = float(str(v).split()[0])
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    return int(n) if n >= 0 and n == int(n) else None
+    return int(n) if math.isfinite(n) and n >= 0 and n == int(n) else None
 
 
 def _number(v: Any) -> float | None:
@@ -132,7 +133,7 @@ def _number(v: Any) -> float | None:
         v = v.get("value")
     if isinstance(v, bool) or v in NA:
         return None
-    m = re.match(r"^\s*(-?\d+(?:\.\d+)?)", str(v))
+    m = re.match(r"^\s*(-?\d{1,40}(?:\.\d{1,40})?)", str(v))
     return float(m.group(1)) if m else None
 
 

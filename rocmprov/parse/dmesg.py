@@ -3,6 +3,14 @@
 Each event has a short tag (the same tags as tests/fixtures/README.md), the PCI address it names
 (when the line names one) and the line itself. Prefixes are stripped first: syslog/journalctl
 ("Oct  7 12:58:23 host kernel: "), ISO timestamps, and dmesg's "[  12.345678] ".
+
+Only lines that the kernel's GPU, DRM, KFD and PCI code print can carry an event (is_driver_line):
+the line must start with that code's own prefix ("amdgpu 0000:03:00.0: ", "amdgpu: ", "[drm] ",
+"[drm:func [amdgpu]] ", "kfd kfd: ", "pci 0000:..: ", "pcieport 0000:..: ", "[Hardware Error]: "),
+and never has the shape of the kernel's report of a user program's fault ("comm[pid]: segfault
+... in FILE", "traps: comm[pid] trap ... in FILE"), whose program and file names any local user
+chooses. A /dev/kmsg record ("<N>" prefix, `dmesg -r`) from a facility other than the kernel's
+(N >= 8: written by a process) is not a kernel line either.
 """
 
 from __future__ import annotations
@@ -18,6 +26,18 @@ _PREFIXES = (  # the first two both hold "kernel:" (see _log_format)
     re.compile(r"^<\d+>"),  # dmesg -r / kmsg priority
     re.compile(r"^\[\s*\d+\.\d+\]\s?"),  # dmesg timestamp
 )
+# the code that prints the lines the rules know: amdgpu's dev_*()/pr_*(), DRM, KFD, the PCI core
+_SOURCE = re.compile(
+    r"^(?:amdgpu(?:\s+" + _BDF + r")?:\s"
+    r"|\[drm\]\s|\[drm:[\w.]{1,80}(?: \[\w{1,20}\])?\]\s"
+    r"|kfd kfd:\s"
+    r"|(?:pci|pcieport)\s+" + _BDF + r":\s"
+    r"|\[Hardware Error\]:\s)"
+)
+# the kernel's report of a user program's fault starts with the program's name (at most 15
+# characters, chosen by the user) and its pid: "comm[1234]: segfault at ..."
+_USER_FAULT = re.compile(r"^.{0,15}?\[\d+\]:?\s")
+_RAW_PRIORITY = re.compile(r"^<(\d{1,4})>")
 _MAX_LINE = 2048  # kernel log lines are under 1024 characters; longer is not a kernel line
 _DEVICE = re.compile(rf"^(?P<drv>amdgpu|pci|kfd kfd)\s+(?P<bdf>{_BDF})?:?\s")
 
@@ -84,6 +104,18 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 
 
+def is_driver_line(line: str) -> bool:
+    """True for a (prefix-stripped) line that the kernel's GPU/DRM/KFD/PCI code printed."""
+    return bool(_SOURCE.match(line)) and not _USER_FAULT.match(line)
+
+
+def from_kernel(raw: str) -> bool:
+    """False for a /dev/kmsg record (`<N>` prefix) that a process wrote (facility N >> 3 not
+    0, the kernel's); True for every other line (no priority to read)."""
+    m = _RAW_PRIORITY.match(raw)
+    return not m or int(m.group(1)) >> 3 == 0
+
+
 def strip_prefix(line: str) -> str:
     for pattern in _PREFIXES:
         line = pattern.sub("", line, count=1)
@@ -133,8 +165,10 @@ def parse_dmesg(text: str) -> Dmesg:
     # a line matters when amdgpu speaks (its devices) or it holds an active rule's keyword
     words = ["amdgpu"] + [k for _, _, kws in active for k in kws]
     for raw in _lines_with(words, joined, lowered):
+        if not from_kernel(raw):
+            continue
         line = strip_prefix(raw[:_MAX_LINE]).strip()
-        if not line:
+        if not line or not is_driver_line(line):
             continue
         dev = _DEVICE.match(line)
         bdf = _norm(dev.group("bdf")) if dev and dev.group("bdf") else ""

@@ -8,6 +8,7 @@ or "N/A".
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -195,7 +196,7 @@ def _bytes(v: Any, default_unit: str) -> int | None:
     if number is None:
         return None
     factor = _UNIT.get(unit.strip().upper())
-    if factor is None or number < 0:
+    if factor is None or number < 0 or not math.isfinite(number * factor):
         return None
     return int(number * factor)
 
@@ -261,19 +262,19 @@ def _number(v: Any, units: tuple[str, ...]) -> float | None:
         if unit and unit not in units:
             return None
         v = v.get("value")
-    number = _float(v)
-    return number if number is not None and abs(number) != float("inf") else None
+    return _float(v)
 
 
 def _float(v: Any) -> float | None:
-    """42, "42", 4.2 -> a float; a bool, None, "N/A", NaN or garbage -> None."""
+    """42, "42", 4.2 -> a float; a bool, None, "N/A", NaN, infinity (also a number too large
+    for a float: "1e999", 10**400) or garbage -> None."""
     if isinstance(v, bool) or v is None:
         return None
     try:
         number = float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
-    return number if number == number else None
+    return number if math.isfinite(number) else None
 
 
 def _count(v: Any) -> int | None:

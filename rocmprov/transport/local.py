@@ -1,8 +1,11 @@
-"""Runs commands on this machine with subprocess, with a timeout per command."""
+"""Runs commands on this machine with subprocess, with a timeout per command; a command that
+times out is killed with every process it started (its own process group)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -24,27 +27,47 @@ class LocalTransport:
         if sudo and self.become and os.geteuid() != 0:
             argv = ["sudo", "-n", "--", *argv]
         start = time.monotonic()
+        # a session of its own: on a timeout the whole process group goes (the tool the shell
+        # started and its children), not only the shell
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         try:
-            proc = subprocess.run(
-                argv,
-                capture_output=True,
-                timeout=timeout,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
+            out, err = proc.communicate(timeout=max(timeout, 0.001))
+        except subprocess.TimeoutExpired:
+            _kill_group(proc.pid)
+            try:
+                out, err = proc.communicate(timeout=2)
+            except subprocess.TimeoutExpired:  # a child left the group and holds the pipes
+                proc.kill()
+                out, err = b"", b""
+                for pipe in (proc.stdout, proc.stderr):
+                    if pipe is not None:
+                        pipe.close()
+                proc.wait()
             return CommandResult(
                 TIMEOUT_RC,
-                _text(exc.stdout),
-                _text(exc.stderr) + f"\nrocmprov: timed out after {timeout:g}s",
+                _text(out),
+                _text(err) + f"\nrocmprov: timed out after {timeout:g}s",
                 time.monotonic() - start,
             )
-        return CommandResult(
-            proc.returncode, _text(proc.stdout), _text(proc.stderr), time.monotonic() - start
-        )
+        finally:
+            if proc.returncode is None:  # interrupted (Ctrl-C): leave nothing running
+                _kill_group(proc.pid)
+                proc.wait()
+        return CommandResult(proc.returncode, _text(out), _text(err), time.monotonic() - start)
 
     def close(self) -> None:
         return None
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 def _text(data: bytes | str | None) -> str:

@@ -21,7 +21,10 @@ SCHEMA = "rocmprov.audit/1"
 AUDIT_EXIT_CODES = (0, 1, 2, 3)
 # Where rocmprov_node installs the command; searched after PATH.
 EXTRA_BIN_DIRS = ["/opt/rocmprov/venv/bin", "/usr/local/bin"]
-CURSOR_FILE = "dmesg-cursor"
+# The quick profile's kernel-log state of this collection (rocmprov/collect/cursor.py: one per
+# consumer, so the health gate and the metrics timer keep theirs).
+STATE_NAME = "collection"
+CURSOR_FILE = "dmesg-cursor." + STATE_NAME
 
 COMMON_ARGUMENT_SPEC = dict(
     executable=dict(type="list", elements="str", default=["rocmprov"]),
@@ -48,6 +51,8 @@ def audit_argv(module):
             )
         command[0] = found
     argv = [*command, "audit", "--local", "--format", "json", "--profile", p["profile"]]
+    if p["profile"] == "quick":
+        argv += ["--state", STATE_NAME]
     for option, name in (
         ("--gpu-user", "gpu_user"),
         ("--python", "python"),

@@ -15,8 +15,9 @@ description:
     CRITICAL. A run that cannot audit (rocmprov missing, a usage error, a timeout, no JSON
     document) always fails.
   - The node needs the rocmprov command; the rocmprov.rocm.rocmprov_node role installs it.
-  - Read-only. The quick profile keeps a kernel-log cursor on the node; in check mode it reads
-    a throwaway copy of it, so check mode changes nothing.
+  - Read-only. The quick profile keeps a kernel-log cursor of its own on the node
+    (C(dmesg-cursor.collection), apart from the health gate's and the metrics timer's); in check
+    mode it reads a throwaway copy of it, so check mode changes nothing.
 version_added: "0.1.0"
 author:
   - The rocmprov authors (!UNKNOWN)

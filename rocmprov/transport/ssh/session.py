@@ -50,6 +50,11 @@ if TYPE_CHECKING:
 # terminal through logging's last-resort handler. Failures are reported as HostUnreachable.
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
+# The most one command may send back (stdout and stderr together): a whole audit script's
+# output is a few MiB (the kernel ring buffer is at most a few MiB); more is a broken or hostile
+# host, refused before it costs the controller memory (with --forks N, N hosts at once).
+MAX_OUTPUT = 64 << 20
+
 
 class SSHTransport:
     """One host over SSH. `run` follows the Transport protocol; `exec` is the raw form."""
@@ -330,6 +335,12 @@ class SSHTransport:
                 out += chan.recv(1 << 16)
             while chan.recv_stderr_ready():
                 err += chan.recv_stderr(1 << 16)
+            if len(out) + len(err) > MAX_OUTPUT:
+                raise self._fail(
+                    FailureClass.ERROR,
+                    f"the host sent more than {MAX_OUTPUT >> 20} MiB of output for one command "
+                    f"in {time.monotonic() - start:.1f}s: refused, the rest not read",
+                )
             if chan.closed or (chan.eof_received and chan.exit_status_ready()):
                 break
             if not t.is_active():
@@ -341,9 +352,9 @@ class SSHTransport:
                 chan.status_event.wait(min(remaining, 0.5))
             else:
                 wait_readable(chan.fileno(), min(remaining, 0.5))
-        while chan.recv_ready():
+        while chan.recv_ready() and len(out) + len(err) <= MAX_OUTPUT:
             out += chan.recv(1 << 16)
-        while chan.recv_stderr_ready():
+        while chan.recv_stderr_ready() and len(out) + len(err) <= MAX_OUTPUT:
             err += chan.recv_stderr(1 << 16)
         duration = time.monotonic() - start
         if chan.exit_status_ready() and chan.exit_status >= 0:
