@@ -76,7 +76,7 @@ def compile_table(table: Table, codes: status_codes.Codes | None = None) -> _Com
     own: dict[str, list[_Target]] = {}
     for ei, entry in enumerate(table.entries):
         for pi, pattern in enumerate(entry.patterns):
-            width = min(_SPAN, sre_parse.parse(pattern.regex).getwidth()[1])
+            width = min(_SPAN, sre_parse.parse(pattern.compiled.pattern).getwidth()[1])
             target = _Target(ei, pi, pattern.compiled, pattern.lines, width)
             own.setdefault(pattern.anchor, []).append(target)
     if codes is not None:  # lines worth a look for status codes: their literals join the scan
