@@ -1,7 +1,8 @@
 """Variants of an entry's own fixture that a user may paste instead (issue 28, item 1).
 
 The same error reaches `explain` with another log prefix (or none), cut to a terminal's width,
-or with other values where the fixture has one machine's: another gfx target, PCI address,
+wrapped at a terminal's width, or with other values where the fixture has one machine's:
+another gfx target, PCI address,
 ROCm or package version, user's home, process id or address. An entry whose pattern fails on
 such a variant hard-codes a varying value or requires optional context.
 
@@ -60,6 +61,15 @@ def truncate(text: str, width: int) -> str:
     return _lines(text, lambda line: line[:width])
 
 
+def reflow(text: str, width: int) -> str:
+    """Every line longer than `width` cut into pieces of `width` (as a terminal wraps it)."""
+
+    def wrap(line: str) -> str:
+        return "\n".join(line[i : i + width] for i in range(0, max(len(line), 1), width))
+
+    return _lines(text, wrap)
+
+
 # varying values: (regex, replacement); each replacement differs from anything it replaces
 _GFX = {"gfx900": "gfx906", "gfx906": "gfx908", "gfx908": "gfx90a", "gfx90a": "gfx942",
         "gfx942": "gfx950", "gfx950": "gfx942", "gfx1030": "gfx1031", "gfx1031": "gfx1032",
@@ -109,6 +119,10 @@ def variants(text: str, anchors: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     for name, prefix in ADDED.items():
         out.append((f"prefix-{name}", add_prefix(bare, prefix)))
     present = [a for a in anchors if a in bare]
+    for width in (120, 80):
+        wrapped = reflow(text, width)
+        if wrapped != text:
+            out.append((f"reflowed-{width}", wrapped))
     for width in (120, 80):
         cut = truncate(bare, width)
         if cut != bare and present and all(a in cut for a in present):

@@ -1,12 +1,13 @@
 """Pattern hygiene (issue 28, item 1): every entry still ranks first on variants of its own
 fixture that a user may paste instead (its matched lines alone, without the lines around them;
-tests/kbvariants.py: log prefixes stripped and added,
+tests/kbvariants.py: log prefixes stripped and added, lines wrapped at 120 and 80 columns,
 lines cut at 120 and 80 columns after the message's distinctive words, other gfx targets, PCI
 addresses, versions, paths, addresses and process ids). A pattern that hard-codes a varying
 value or requires optional context fails here with the entry's id and the variant's name.
 
-The matcher's own help: a multi-line pattern allows a log prefix on each later line, and a
-single-line one a line cut after its anchor (rocmprov/kb/prefixes.py).
+The matcher's own help: a multi-line pattern allows a log prefix on each later line, a
+single-line one a line cut after its anchor (rocmprov/kb/prefixes.py), and lines a terminal
+wrapped at its width are joined back (rocmprov/kb/reflow.py).
 """
 
 from __future__ import annotations
@@ -61,17 +62,25 @@ def _failures(entry_id: str) -> list[str]:
     return failed
 
 
+# Entries not recognised yet on their fixture wrapped at 80/120 columns: the line that is
+# joined back is a URL that apt printed across lines with other text in between. Same rule.
+REFLOW_DEBT = {"apt.dnf-radeon-repodata-404", "apt.no-ca-certificates-https-repo"}
+DEBTS = {"truncated-": CUT_DEBT, "reflowed-": REFLOW_DEBT}
+
+
 @pytest.mark.parametrize("entry_id", IDS)
 def test_entry_ranks_first_on_variants_of_its_fixture(entry_id: str) -> None:
     failed = _failures(entry_id)
-    if entry_id in CUT_DEBT:
-        failed = [f for f in failed if not f.startswith("truncated-")]
+    for prefix, debt in DEBTS.items():
+        if entry_id in debt:
+            failed = [f for f in failed if not f.startswith(prefix)]
     assert failed == [], f"{entry_id}: {failed}"
 
 
-def test_the_cut_line_debt_only_shrinks() -> None:
-    cut = {i for i in IDS if any(f.startswith("truncated-") for f in _failures(i))}
-    assert cut == CUT_DEBT
+@pytest.mark.parametrize("prefix", sorted(DEBTS))
+def test_the_debts_only_shrink(prefix: str) -> None:
+    failing = {i for i in IDS if any(f.startswith(prefix) for f in _failures(i))}
+    assert failing == DEBTS[prefix]
 
 
 def test_the_generator_makes_the_variants_it_promises() -> None:

@@ -24,10 +24,15 @@ from typing import Any
 
 from rocmprov.kb import codes as status_codes
 from rocmprov.kb.context import FACTS, Fact, extract, hint
+from rocmprov.kb.reflow import unwrap
 from rocmprov.kb.scan import MAX_COUNT, MAX_EVIDENCE, Found, clip, compile_table, scan
 from rocmprov.kb.table import PLACEHOLDER_RE, Entry, Table, load_table
 
 KIND_WEIGHT = {"root-cause": 400, "symptom": 200, "noise": 0}
+# Lines a terminal wrapped are joined back and scanned again (kb/reflow.py) for a text up to
+# this size (a pasted message), and for a larger one (a whole log) only when it showed no
+# real cause: the extra pass over every line is not paid on big logs that already explain.
+UNWRAP_ALWAYS = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -163,6 +168,19 @@ def _code_result(hit: status_codes.Hit, codes: status_codes.Codes) -> Match:
     )
 
 
+def _add_unwrapped(text: str, compiled: Any, found: dict[int, Found]) -> None:
+    """Entries found only once lines a terminal wrapped at its width are joined back
+    (kb/reflow.py), with their line numbers in the original text."""
+    joined, starts = unwrap(text)
+    if not starts:
+        return
+    for i, acc in scan(joined, compiled, None).items():
+        if i not in found:
+            acc.first_line = starts[acc.first_line - 1]
+            acc.lines = [starts[n - 1] for n in acc.lines]
+            found[i] = acc
+
+
 def analyse(
     text: str, *, context: dict[str, Any] | None = None, table: Table | None = None,
     codes: bool = True,
@@ -176,7 +194,10 @@ def analyse(
     table = table or load_table()
     index = status_codes.load_codes() if codes else None
     code_lines: dict[int, tuple[int, str]] = {}
-    found = scan(text, compile_table(table, index), code_lines) if text else {}
+    compiled = compile_table(table, index)
+    found = scan(text, compiled, code_lines) if text else {}
+    if len(text) <= UNWRAP_ALWAYS or not any(not table.entries[i].harmless for i in found):
+        _add_unwrapped(text, compiled, found)
     found = _drop_superseded(table, found)
     facts = extract(text, _needed(table, found)) if found else []
     values = {f.name: f.value for f in facts}
