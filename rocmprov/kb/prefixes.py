@@ -134,7 +134,27 @@ def cut_at_line_end(regex: str, anchor: str) -> str:
             break
     if end < 0 or end == len(parts) - 1:
         return regex
+    return "".join(parts[: end + 1]) + _cut_tail(parts[end + 1 :])
+
+
+_GROUP_OPEN = re.compile(r"\((?:\?P<\w+>|\?:)?")
+
+
+def _cut_atom(atom: str) -> str:
+    """An atom that may itself end at the line's end part-way: a group without a quantifier
+    and without a top-level `|` has its own atoms cut the same way."""
+    opener = _GROUP_OPEN.match(atom)
+    if opener is None or not atom.endswith(")") or atom.startswith(("(?=", "(?!", "(?<")):
+        return atom
+    inner = atoms(atom[opener.end() : -1])
+    if not inner or atoms(atom) != [atom]:
+        return atom
+    return atom[: opener.end()] + inner[0] + _cut_tail(inner[1:]) + ")"
+
+
+def _cut_tail(parts: list[str]) -> str:
+    """`(?:a(?:b(?:c|END)|END)|END)` over `parts`, groups cut inside as well."""
     tail = ""
-    for atom in reversed(parts[end + 1 :]):
-        tail = f"(?:{atom}{tail}|{_CUT_END})"
-    return "".join(parts[: end + 1]) + tail
+    for atom in reversed(parts):
+        tail = f"(?:{_cut_atom(atom)}{tail}|{_CUT_END})"
+    return tail
