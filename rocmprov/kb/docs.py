@@ -29,6 +29,16 @@ GPU name) fill every fix and choose its conditional variant; a value that is now
 is replaced by how to get it. When nothing is known, explain says so, names the closest family
 and says what to collect and where to report. Every entry names the reports or documents that
 established the cause.
+
+When no pattern matches, explain also lists up to three entries whose real texts resemble the
+input's problem-looking lines, as "similar to" with a score (TF-IDF cosine, at least 0.5;
+`similar` in the JSON): a pointer to read, never a diagnosis, and it never changes the exit
+code. The matcher is linear in its input (a line is searched within 8 KiB of each hit), joins
+lines a terminal wrapped at 80-200 columns, accepts a log prefix on every line of a multi-line
+message and a line cut after a message's distinctive words. `tests/test_kb_hygiene.py` checks
+every entry against variants of its own report's text (prefixes stripped and added, wrapped,
+cut, other gfx targets, PCI addresses, versions, paths); `pytest tests/test_kb_hygiene.py`
+reruns it.
 """
 
 EVALUATION = """\
