@@ -14,7 +14,15 @@ from kbsplit import normalise, side
 
 from rocmprov.kb import load_table
 from rocmprov.kb.codes import load_codes
-from rocmprov.kb.evaluate import BENIGN, evaluate, load_cases, parse_case, summary, top_answer
+from rocmprov.kb.evaluate import (
+    BENIGN,
+    evaluate,
+    load_cases,
+    parse_case,
+    summary,
+    table_of_figures,
+    top_answer,
+)  # fmt: skip
 
 ROOT = Path(__file__).resolve().parent.parent
 HELDOUT = ROOT / "tests" / "data" / "kb-heldout"
@@ -23,10 +31,10 @@ AREAS = {"firmware", "compiler", "runtime", "framework", "llm", "packages", "con
          "memory", "amdsmi", "benign"}  # fmt: skip
 CASES = load_cases(HELDOUT)
 TABLE = load_table()
-# The issue asks for 120 cases; collection stopped at 87 when the session's look-up budget
-# was spent (docs/troubleshooting.md says so). These floors keep what exists from shrinking.
-MIN_CASES = 87
-MIN_BENIGN = 20
+# Issue 28 asks for 150 cases (25 benign); collection stands at 102 (24 benign), see
+# tests/data/kb-heldout/PROGRESS.md. These floors keep what exists from shrinking.
+MIN_CASES = 102
+MIN_BENIGN = 24
 
 
 def test_the_set_is_as_large_as_the_issue_asks() -> None:
@@ -42,6 +50,8 @@ def test_a_case_is_held_out_labelled_and_real_text(case) -> None:  # type: ignor
     assert case.text.strip() and len(case.cause) > 20
     if case.expected == BENIGN:
         assert case.area == "benign"
+        if case.entry:  # the harmless entry that covers the line (labelled from `cause`)
+            assert case.entry in TABLE.by_id and TABLE.by_id[case.entry].harmless, case.entry
     elif case.expected == "missing":
         pass  # the table has no entry for this cause yet: a miss, by design
     elif case.expected.startswith("code."):
@@ -75,8 +85,11 @@ def test_the_evaluation_counts_what_explain_puts_first() -> None:
 def test_accuracy_and_benign_share_are_computed_and_documented() -> None:
     figures = evaluate(CASES, TABLE)
     doc = (ROOT / "docs" / "troubleshooting.md").read_text(encoding="utf-8")
-    assert summary(figures) in doc
-    # floors just under today's figures (31 % and 81 %): they fail loudly if the table
+    assert summary(figures) in doc and table_of_figures(figures) in doc
+    print("\n" + summary(figures) + "\n" + table_of_figures(figures))  # shown with pytest -s
+    for name in ("top1", "top3", "benign"):
+        assert sum(figures.tally(f"{name}.{g}").of for g in ("cited", "not cited")) > 0
+    # floors just under today's figures (32 % and 79 %): they fail loudly if the table
     # regresses; the aims (90 % each) and the distance to them are in the doc
     assert figures.accuracy >= 0.28, summary(figures)
     assert figures.benign_share >= 0.75, summary(figures)

@@ -34,6 +34,7 @@ from rocmprov.report.safe import printable
 if TYPE_CHECKING:
     from rocmprov.kb import Match
     from rocmprov.kb.matcher import Analysis
+    from rocmprov.kb.similar import Similar
 
 HELP = "explain error text or a whole log: known causes and fixes, ranked, with sources"
 SCHEMA = "rocmprov.explain/1"
@@ -148,7 +149,19 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _document(label: str, text: str, analysis: Analysis, code: int, entries: int) -> dict[str, Any]:
+def _similar(text: str, analysis: Analysis) -> list[Similar]:
+    """The similarity tier (kb/similar.py), only when no pattern matched at all."""
+    if analysis.matches:
+        return []
+    from rocmprov.kb.similar import similar
+
+    return similar(text)
+
+
+def _document(
+    label: str, text: str, analysis: Analysis, code: int, entries: int,
+    near: list[Similar] | None = None,
+) -> dict[str, Any]:  # fmt: skip
     found = analysis.matches
     doc: dict[str, Any] = {
         "schema": SCHEMA,
@@ -160,6 +173,8 @@ def _document(label: str, text: str, analysis: Analysis, code: int, entries: int
         "harmless": sum(1 for m in found if m.harmless),
         "context": [{"name": f.name, "value": f.value, "line": f.line} for f in analysis.facts],
         "matches": [m.to_dict() for m in found],
+        # not a diagnosis: entries whose real texts resemble the input when no pattern matched
+        "similar": [s.to_dict() for s in near or []],
     }
     if not any(not m.harmless for m in found):
         doc["unknown"] = _unknown(text, analysis)
@@ -185,8 +200,9 @@ def _unknown(text: str, analysis: Analysis) -> dict[str, str]:
 
 
 def _render_table(
-    analysis: Analysis, text: str, entries: int, show_harmless: bool, file: IO[str] | None = None
-) -> None:
+    analysis: Analysis, text: str, entries: int, show_harmless: bool, file: IO[str] | None = None,
+    near: list[Similar] | None = None,
+) -> None:  # fmt: skip
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -205,6 +221,9 @@ def _render_table(
                   "known problems and the ROCm libraries' status codes).")  # fmt: skip
         if unknown["closest_family"]:
             out.print(safe(f"Closest family: {unknown['closest_family']} ({unknown['why']})."))
+        for s in near or []:  # never a diagnosis: a pointer to read, with how alike it is
+            out.print(safe(f"Similar to (not a diagnosis, similarity {s.score:.2f}, line "
+                           f"{s.line}): {s.title} [{s.id}]"))  # fmt: skip
         out.print(f"Collect a support bundle: {unknown['collect']}")
         out.print(f"and report it with this log: {unknown['report']}")
     if shown:
@@ -272,8 +291,9 @@ def run(args: argparse.Namespace) -> int:
     analysis = analyse(text, context=context)
     code = Exit.WARNING if any(not m.harmless for m in analysis.matches) else Exit.OK
     entries = len(load_table())
+    near = _similar(text, analysis)
     if fmt is Format.JSON:
-        print(json.dumps(_document(label, text, analysis, int(code), entries), indent=2))
+        print(json.dumps(_document(label, text, analysis, int(code), entries, near), indent=2))
     else:
-        _render_table(analysis, text, entries, args.all)
+        _render_table(analysis, text, entries, args.all, near=near)
     return code

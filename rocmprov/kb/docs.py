@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from rocmprov.kb.codes import Codes, load_codes
-from rocmprov.kb.evaluate import Figures, evaluate, load_cases, summary
+from rocmprov.kb.evaluate import Figures, evaluate, load_cases, summary, table_of_figures
 from rocmprov.kb.table import CATEGORIES, Entry, Table, load_table
 
 HEADER = """\
@@ -29,6 +29,16 @@ GPU name) fill every fix and choose its conditional variant; a value that is now
 is replaced by how to get it. When nothing is known, explain says so, names the closest family
 and says what to collect and where to report. Every entry names the reports or documents that
 established the cause.
+
+When no pattern matches, explain also lists up to three entries whose real texts resemble the
+input's problem-looking lines, as "similar to" with a score (TF-IDF cosine, at least 0.5;
+`similar` in the JSON): a pointer to read, never a diagnosis, and it never changes the exit
+code. The matcher is linear in its input (a line is searched within 8 KiB of each hit), joins
+lines a terminal wrapped at 80-200 columns, accepts a log prefix on every line of a multi-line
+message and a line cut after a message's distinctive words. `tests/test_kb_hygiene.py` checks
+every entry against variants of its own report's text (prefixes stripped and added, wrapped,
+cut, other gfx targets, PCI addresses, versions, paths); `pytest tests/test_kb_hygiene.py`
+reruns it.
 """
 
 EVALUATION = """\
@@ -42,6 +52,13 @@ misses are message variants the entry's patterns do not cover, or nothing matche
 `python -m rocmprov.kb.evaluate tests/data/kb-heldout` (prints every miss);
 `tests/test_kb_heldout.py` runs it in CI. A miss is never fixed by tuning an entry to the
 held-out case: the table gets another report of the same problem from a table-side source.
+
+Split by whether the table has an entry for the case's cause ("cited"; a real cause labelled
+`missing`, or a harmless line no harmless entry covers, is "not cited"). Top-3: the expected
+entry among explain's first three real causes. "similar": the similarity tier (shown as
+"similar to", never a diagnosis) when no pattern answered.
+
+{figures}
 """
 
 
@@ -88,7 +105,8 @@ def render(table: Table, codes: Codes | None = None, figures: Figures | None = N
     lines = [HEADER]
     if figures is not None:
         lines.append(EVALUATION.format(cases=figures.cases, summary=summary(figures),
-                                       missing=figures.missing))  # fmt: skip
+                                       missing=figures.missing,
+                                       figures=table_of_figures(figures)))  # fmt: skip
     counts = {c: sum(1 for e in table.entries if e.category == c) for c in CATEGORIES}
     lines.append(f"{len(table)} entries: " + ", ".join(
         f"{c} {n}" for c, n in counts.items() if n) + ".\n")  # fmt: skip

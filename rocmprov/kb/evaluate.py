@@ -2,8 +2,9 @@
 
 A held-out case (tests/data/kb-heldout/*.txt) is a real error text from a public report that
 no entry cites, with the cause the report established (`expected`: an entry id, or `benign` for
-a harmless line). Top-1 accuracy: the first non-harmless match is the expected entry. A benign
-line is recognised when every match is harmless and there is at least one.
+a harmless line). Top-1 accuracy: the first non-harmless match is the expected entry; top-3: it
+is among the first three. A benign line is recognised when every match is harmless and there is
+at least one. Each figure is split by whether the table has an entry for the cause (`cited`).
 
     python -m rocmprov.kb.evaluate tests/data/kb-heldout     # the figures, and every miss
 
@@ -31,10 +32,33 @@ class Case:
     cause: str
     expected: str
     text: str
+    entry: str = ""  # a harmless line: the harmless entry that covers it, if any
+
+
+@dataclass
+class Tally:
+    """One figure's count over one group of cases."""
+
+    right: int = 0
+    of: int = 0
+
+    def add(self, right: bool) -> None:
+        self.right += right
+        self.of += 1
+
+    def text(self) -> str:
+        share = f"{self.right / self.of:.1%}" if self.of else "-"
+        return f"{share} ({self.right} of {self.of})"
 
 
 @dataclass
 class Figures:
+    """top-1, top-3 and benign-recognised, each over all cases and split by whether the table
+    has an entry for the case's cause (`cited`: a real cause labelled with an entry id or a
+    status code, a harmless line labelled with the harmless entry that covers it, `entry:`) or
+    not (`expected: missing`, or a harmless line no entry covers). `similar`: of the real causes
+    no pattern answered, those whose expected entry the similarity tier put in its top 3."""
+
     cases: int = 0
     causes: int = 0
     top1: int = 0
@@ -42,6 +66,9 @@ class Figures:
     benign_recognised: int = 0
     missing: int = 0  # real causes labelled `missing`: no entry had them
     misses: list[tuple[str, str, str]] = field(default_factory=list)  # (case, expected, got)
+    split: dict[str, Tally] = field(default_factory=dict)  # "top1.cited", "benign.not cited"...
+    similar: Tally = field(default_factory=Tally)
+    benign_similar: int = 0  # benign cases given a "similar" real cause
 
     @property
     def accuracy(self) -> float:
@@ -51,6 +78,9 @@ class Figures:
     def benign_share(self) -> float:
         return self.benign_recognised / self.benign if self.benign else 0.0
 
+    def tally(self, name: str) -> Tally:
+        return self.split.setdefault(name, Tally())
+
 
 def parse_case(name: str, raw: str) -> Case:
     head, sep, body = raw.partition("\n---\n")
@@ -59,12 +89,13 @@ def parse_case(name: str, raw: str) -> Case:
     fields: dict[str, str] = {}
     for line in head.splitlines():
         key, colon, value = line.partition(":")
-        if colon and key.strip() in {"source", "area", "cause", "expected", "missing"}:
+        if colon and key.strip() in {"source", "area", "cause", "expected", "missing", "entry"}:
             fields.setdefault(key.strip(), value.strip())
     missing = {"source", "area", "cause", "expected"} - set(fields)
     if missing:
         raise ValueError(f"{name}: missing {sorted(missing)}")
-    return Case(name, fields["source"], fields["area"], fields["cause"], fields["expected"], body)
+    return Case(name, fields["source"], fields["area"], fields["cause"], fields["expected"], body,
+                fields.get("entry", ""))  # fmt: skip
 
 
 def load_cases(folder: Path) -> list[Case]:
@@ -77,28 +108,50 @@ def load_cases(folder: Path) -> list[Case]:
     return cases
 
 
-def top_answer(text: str, table: Table | None = None) -> str:
-    """The id explain puts first among real causes, `benign` when only harmless lines matched,
-    or '' when nothing matched."""
+def answers(text: str, table: Table | None = None) -> tuple[str, list[str]]:
+    """(explain's first answer, its first three real causes): the first is the id explain puts
+    first among real causes, `benign` when only harmless lines matched, or '' when nothing
+    matched."""
     found = match(text, table=table)
-    real = [m for m in found if not m.harmless]
+    real = [m.id for m in found if not m.harmless]
     if real:
-        return real[0].id
-    return BENIGN if found else ""
+        return real[0], real[:3]
+    return (BENIGN if found else ""), []
+
+
+def top_answer(text: str, table: Table | None = None) -> str:
+    return answers(text, table)[0]
+
+
+def cited(case: Case) -> bool:
+    """The table has an entry for the case's cause (see Figures)."""
+    if case.expected == BENIGN:
+        return bool(case.entry)
+    return case.expected != "missing"
 
 
 def evaluate(cases: list[Case], table: Table | None = None) -> Figures:
+    from rocmprov.kb.similar import similar
+
     table = table or load_table()
     figures = Figures(cases=len(cases))
     for case in cases:
-        got = top_answer(case.text, table)
+        got, top3 = answers(case.text, table)
+        group = "cited" if cited(case) else "not cited"
         if case.expected == BENIGN:
             figures.benign += 1
             figures.benign_recognised += got == BENIGN
+            figures.tally(f"benign.{group}").add(got == BENIGN)
+            figures.benign_similar += not got and bool(similar(case.text, table))
         else:
             figures.causes += 1
             figures.top1 += got == case.expected
             figures.missing += case.expected == "missing"
+            figures.tally(f"top1.{group}").add(got == case.expected)
+            figures.tally(f"top3.{group}").add(case.expected in top3)
+            if not got:
+                near = [s.id for s in similar(case.text, table)]
+                figures.similar.add(case.expected in near)
         if got != case.expected:
             figures.misses.append((case.name, case.expected, got or "-"))
     return figures
@@ -112,10 +165,23 @@ def summary(figures: Figures) -> str:
     )
 
 
+def table_of_figures(figures: Figures) -> str:
+    """The split figures as a Markdown table (docs/troubleshooting.md, and main())."""
+    rows = ["| figure | all | cause cited by the table | not cited |", "|---|---|---|---|"]
+    for name, label in (("top1", "top-1"), ("top3", "top-3"), ("benign", "benign recognised")):
+        parts = [figures.tally(f"{name}.{g}") for g in ("cited", "not cited")]
+        total = Tally(sum(p.right for p in parts), sum(p.of for p in parts))
+        rows.append(f"| {label} | {total.text()} | {parts[0].text()} | {parts[1].text()} |")
+    rows.append(f"| similar (top 3, when no pattern answered) | {figures.similar.text()} | | |")
+    rows.append(f"| benign given a similar real cause | {figures.benign_similar} | | |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str]) -> int:
     folder = Path(argv[0] if argv else "tests/data/kb-heldout")
     figures = evaluate(load_cases(folder))
     print(summary(figures))
+    print(table_of_figures(figures))
     for name, expected, got in figures.misses:
         print(f"  miss {name}: expected {expected}, got {got}")
     return 0

@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from rocmprov.kb.anchors import MIN_ANCHOR, choose_anchors, derive_anchor, regex_runs
+from rocmprov.kb.prefixes import continued, cut_at_line_end
 
 __all__ = ["MIN_ANCHOR", "derive_anchor"]
 
@@ -53,7 +54,7 @@ class Pattern:
 
     @property
     def compiled(self) -> re.Pattern[str]:
-        return _compile(self.regex, self.lines > 1)
+        return _compile(self.regex, self.lines > 1, self.anchor)
 
 
 @dataclass(frozen=True)
@@ -111,8 +112,12 @@ class Table:
 
 
 @lru_cache(maxsize=512)
-def _compile(regex: str, multiline: bool) -> re.Pattern[str]:
-    return re.compile(regex, re.MULTILINE if multiline else 0)
+def _compile(regex: str, multiline: bool, anchor: str = "") -> re.Pattern[str]:
+    """A multi-line pattern also matches with a log prefix on its later lines, a single-line one
+    on a line cut after its anchor (kb/prefixes.py)."""
+    if multiline:
+        return re.compile(continued(regex), re.MULTILINE)
+    return re.compile(cut_at_line_end(regex, anchor))
 
 
 def _text(raw: dict[str, Any], key: str, where: str, required: bool = True) -> str:

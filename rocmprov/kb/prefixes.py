@@ -1,0 +1,160 @@
+"""Log prefixes on the continuation lines of a multi-line pattern. Pure.
+
+A message of several lines reaches `explain` with each line prefixed the same way when it went
+through a log (the journal, dmesg, a timestamped service log) and bare when pasted from a
+terminal. A table pattern is written from one report's text; `continued(regex)` lets every
+line break of it (`\\n` outside a character class) be followed by one such prefix, so that the
+pattern does not require, nor fail on, the prefix its report happened to have.
+"""
+
+from __future__ import annotations
+
+import re
+
+LOG_PREFIX = (
+    r"(?:\[\s*\d+\.\d+\] ?"  # dmesg: [   12.345678]
+    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w\-./@]+(?:\[\d+\])?: "  # journal, syslog
+    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?:? ?"  # ISO time
+    r"(?:(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL):? )?"  # and its level
+    r"|\((?:\w+ )*pid=\d+\) "  # (VllmWorker rank=0 pid=12)
+    r")"
+)
+
+
+def continued(regex: str) -> str:
+    """`regex` with an optional LOG_PREFIX after each of its line breaks."""
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(regex):
+        ch = regex[i]
+        if ch == "\\" and i + 1 < len(regex):
+            pair = regex[i : i + 2]
+            out.append(pair)
+            if pair == r"\n" and not in_class:
+                out.append(LOG_PREFIX + "?")
+            i += 2
+            continue
+        if ch == "[" and not in_class:
+            in_class = True
+            out.append(ch)
+            if regex[i + 1 : i + 2] == "^":
+                out.append("^")
+                i += 1
+            if regex[i + 1 : i + 2] == "]":  # a literal ] first in a class
+                out.append("]")
+                i += 1
+        elif ch == "]" and in_class:
+            in_class = False
+            out.append(ch)
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+# ---------------------------------------------------------------- a line cut at a terminal's width
+
+# where a cut line may end: the line's end, after an ellipsis a pager or web page put there
+_CUT_END = r"(?:\.\.\.|…)?\r?$"
+_QUANTIFIER = re.compile(r"(?:[*+?]|\{\d*(?:,\d*)?\})[?+]?")
+
+
+def _atom_end(regex: str, i: int) -> int | None:
+    """The end of the atom at `i` (a character, an escape, a class or a group), or None for a
+    top-level `|` (a pattern of alternatives is not cut)."""
+    ch = regex[i]
+    if ch == "\\":
+        return i + {"x": 4, "u": 6, "U": 10}.get(regex[i + 1 : i + 2], 2)
+    if ch == "|":
+        return None
+    if ch == "[":
+        j = i + 1 + (regex[i + 1 : i + 2] == "^")
+        j += regex[j : j + 1] == "]"
+        while j < len(regex) and regex[j] != "]":
+            j += 2 if regex[j] == "\\" else 1
+        return j + 1
+    if ch == "(":
+        depth, j = 0, i
+        while j < len(regex):
+            c = regex[j]
+            if c == "\\":
+                j += 2
+                continue
+            if c == "[":
+                end = _atom_end(regex, j)
+                j = end if end is not None else j + 1
+                continue
+            depth += (c == "(") - (c == ")")
+            j += 1
+            if depth == 0:
+                return j
+        return j
+    return i + 1
+
+
+def atoms(regex: str) -> list[str] | None:
+    """The top-level atoms of `regex`, each with its quantifier; None when it has a top-level
+    `|` or cannot be split."""
+    out: list[str] = []
+    i = 0
+    while i < len(regex):
+        j = _atom_end(regex, i)
+        if j is None or j > len(regex):
+            return None
+        q = _QUANTIFIER.match(regex, j)
+        j = q.end() if q else j
+        out.append(regex[i:j])
+        i = j
+    return out
+
+
+def _literal(atom: str) -> str | None:
+    if len(atom) == 1 and atom not in ".^$*+?{}[]()|\\":
+        return atom
+    if len(atom) == 2 and atom[0] == "\\" and not atom[1].isalnum():
+        return atom[1]
+    return None
+
+
+def cut_at_line_end(regex: str, anchor: str) -> str:
+    """`regex` that also matches a line cut (at a terminal's or a web page's width) anywhere
+    after its anchor: every atom after the anchor is either matched or the line ends there
+    (`(?:a(?:b(?:c|$)|$)|$)`). Unchanged when the anchor is not a top-level literal run or
+    nothing follows it, and for a pattern of several lines (a cut line there ends a line that
+    the pattern needs the next one of)."""
+    parts = atoms(regex)
+    if parts is None or "\\n" in regex:
+        return regex
+    run, end = "", -1
+    for k, atom in enumerate(parts):
+        lit = _literal(atom)
+        run = run + lit if lit is not None else ""
+        if anchor and run.endswith(anchor):
+            end = k
+            break
+    if end < 0 or end == len(parts) - 1:
+        return regex
+    return "".join(parts[: end + 1]) + _cut_tail(parts[end + 1 :])
+
+
+_GROUP_OPEN = re.compile(r"\((?:\?P<\w+>|\?:)?")
+
+
+def _cut_atom(atom: str) -> str:
+    """An atom that may itself end at the line's end part-way: a group without a quantifier
+    and without a top-level `|` has its own atoms cut the same way."""
+    opener = _GROUP_OPEN.match(atom)
+    if opener is None or not atom.endswith(")") or atom.startswith(("(?=", "(?!", "(?<")):
+        return atom
+    inner = atoms(atom[opener.end() : -1])
+    if not inner or atoms(atom) != [atom]:
+        return atom
+    return atom[: opener.end()] + inner[0] + _cut_tail(inner[1:]) + ")"
+
+
+def _cut_tail(parts: list[str]) -> str:
+    """`(?:a(?:b(?:c|END)|END)|END)` over `parts`, groups cut inside as well."""
+    tail = ""
+    for atom in reversed(parts):
+        tail = f"(?:{_cut_atom(atom)}{tail}|{_CUT_END})"
+    return tail

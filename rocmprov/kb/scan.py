@@ -1,0 +1,250 @@
+"""The matcher's one pass over a text: anchors found by one trie-shaped regex, the full regexes
+of the entries that own an anchor run only near its hits. Pure.
+
+Cost is linear in the text. Each line's bounds are found once (not once per hit). A single-line
+regex is searched within its longest possible match (at most _SPAN = 8 KiB) around an anchor hit
+and _CHUNK beyond, and the hits that search covered are skipped; a multi-line one once per line,
+within _SPAN a line around the hit. So a match longer than 8 KiB is not found (no real error
+line is that long), and an enormous line's evidence is shown from just before its match, cut at
+MAX_LINE characters. A pattern may not begin with an unbounded repeat (tests/test_kb_hygiene.py):
+the regex engine would retry it from every position of a long run of its characters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any
+
+from rocmprov.kb import codes as status_codes
+from rocmprov.kb.anchors import choose_anchors
+from rocmprov.kb.table import Table
+
+MAX_EVIDENCE = 10  # evidence lines kept per entry
+MAX_COUNT = 1000  # occurrences counted per entry; past that the entry's anchors leave the scan
+MAX_LINE = 4000  # characters of a line kept as evidence
+_SPAN = 8192  # a match is at most this long: how far around a hit a regex looks
+_CHUNK = 4096  # searched past a hit's own reach, so that the next hits on the line are skipped
+_LONG = 65536  # a line this long gets its repeated anchors skipped by a narrower regex
+_LEAD = 100  # characters of an enormous line shown before its match
+CODE_LINE = -1  # a scan target that marks a line for the status-code look-up
+_NEVER = re.compile(r"(?!)")
+
+
+@dataclass(frozen=True)
+class _Target:
+    entry: int
+    pattern: int
+    regex: re.Pattern[str]
+    lines: int
+    width: int = _SPAN  # the longest match the regex can make (at most _SPAN)
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity (it is cached, and keys a cache)
+class _Compiled:
+    scan: re.Pattern[str]
+    targets: dict[str, tuple[_Target, ...]]  # anchor -> patterns it triggers (incl. prefixes)
+    anchors: tuple[str, ...] = ()
+
+
+def _trie_regex(words: list[str]) -> str:
+    """One regex that matches any of `words`, shaped as a trie so that at each position the
+    engine tries one branch per distinct next character (not one per word). Longest first."""
+    root: dict[str, Any] = {}
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        if "" in node:
+            return "(?:" + "|".join(alts) + ")?"
+        return body
+
+    return emit(root)
+
+
+@lru_cache(maxsize=8)
+def compile_table(table: Table, codes: status_codes.Codes | None = None) -> _Compiled:
+    own: dict[str, list[_Target]] = {}
+    for ei, entry in enumerate(table.entries):
+        for pi, pattern in enumerate(entry.patterns):
+            width = min(_SPAN, sre_parse.parse(pattern.compiled.pattern).getwidth()[1])
+            target = _Target(ei, pi, pattern.compiled, pattern.lines, width)
+            own.setdefault(pattern.anchor, []).append(target)
+    if codes is not None:  # lines worth a look for status codes: their literals join the scan
+        taken = {a[0] for a in own}
+        for pi, anchor in enumerate(choose_anchors([list(r) for r in codes.anchor_runs], taken)):
+            if anchor:
+                own.setdefault(anchor, []).append(_Target(CODE_LINE, pi, _NEVER, 1))
+    anchors = sorted(own)
+    # the trie returns the longest anchor at a position: a hit also fires its prefixes
+    targets = {a: tuple(t for b in anchors if a.startswith(b) for t in own[b]) for a in anchors}
+    return _Compiled(scan=re.compile(_trie_regex(anchors)), targets=targets, anchors=tuple(anchors))
+
+
+def _without(compiled: _Compiled, full: set[int]) -> re.Pattern[str] | None:
+    return _narrower(compiled, frozenset(full))
+
+
+@lru_cache(maxsize=32)
+def _narrower(
+    compiled: _Compiled, full: frozenset[int], skip: frozenset[str] = frozenset()
+) -> re.Pattern[str] | None:
+    """The scan regex without the anchors whose every target belongs to a saturated entry (a
+    harmless line repeated on every other line of a log costs nothing more) and without the
+    anchors in `skip`, or None when no anchor is left."""
+    live = [
+        a for a in compiled.anchors
+        if a not in skip and any(t.entry not in full for t in compiled.targets[a])
+    ]  # fmt: skip
+    return re.compile(_trie_regex(live)) if live else None
+
+
+@dataclass
+class Found:
+    first_line: int
+    lines: list[int] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    captures: dict[str, str] = field(default_factory=dict)
+    count: int = 0
+    seen_spans: set[tuple[int, int]] = field(default_factory=set)
+
+
+def _window(text: str, start: int, end: int, extra: int, reach: int) -> tuple[int, int]:
+    """Extend a line's bounds by `extra` lines before and after, looking at most `reach`
+    characters beyond them (an enormous neighbouring line is cut there)."""
+    floor, ceiling = max(0, start - reach), min(len(text), end + reach)
+    for _ in range(extra):
+        if start <= floor:
+            break
+        start = max(text.rfind("\n", floor, start - 1) + 1, floor)
+    for _ in range(extra):
+        if end >= ceiling:
+            break
+        nxt = text.find("\n", end + 1, ceiling)
+        end = ceiling if nxt < 0 else nxt
+    return start, end
+
+
+def clip(line: str) -> str:
+    line = line.rstrip("\r")
+    return line if len(line) <= MAX_LINE else line[:MAX_LINE] + "..."
+
+
+def scan(
+    text: str, compiled: _Compiled, code_lines: dict[int, tuple[int, str]] | None = None
+) -> dict[int, Found]:
+    """Entries found in `text`; lines with a status code's literal go into `code_lines`
+    (line start -> (line number, line))."""
+    found: dict[int, Found] = {}
+    searched: set[tuple[int, int, int]] = set()  # (entry, pattern, line start): done once
+    covered: dict[tuple[int, int], tuple[int, int]] = {}  # (entry, pattern) -> (line, up to)
+    done_on_line: set[str] = set()  # anchors with nothing left to do on the current line
+    full: set[int] = set()  # entries counted MAX_COUNT times: not searched any more
+    search = compiled.scan.search
+    line_no, counted_to = 1, 0
+    start, end = 0, -1  # the current line's bounds: found once per line, not once per hit
+    hit = search(text)
+    while hit is not None:
+        pos = hit.start()
+        line_no += text.count("\n", counted_to, pos)
+        counted_to = pos
+        if pos > end:  # a new line: look back only as far as the previous line's end
+            start = text.rfind("\n", max(end, 0), pos) + 1
+            nxt = text.find("\n", pos)
+            end = len(text) if nxt < 0 else nxt
+            done_on_line.clear()
+        anchor = hit.group()
+        if anchor in done_on_line:  # every target of it is done for this line
+            hit = search(text, pos + 1)
+            if hit is not None and hit.start() < end and end - pos > _LONG:
+                # an anchor repeated along an enormous line: skip its hits there in C
+                rest = _narrower(compiled, frozenset(full), frozenset(done_on_line))
+                hit = rest.search(text, pos + 1, end) if rest is not None else None
+                hit = hit or search(text, end)
+            continue
+        targets = compiled.targets[anchor]
+        rest_done = True
+        for target in targets:
+            if target.entry == CODE_LINE:
+                if code_lines is not None and start not in code_lines:
+                    code_lines[start] = (line_no, text[start : min(end, start + MAX_LINE)])
+                continue
+            if target.entry in full:
+                continue
+            if target.lines == 1:
+                # a match holds the anchor, so it lies within target.width of the hit: search
+                # there and CHUNK beyond, then skip the hits whose matches that search covered
+                key1 = (target.entry, target.pattern)
+                line, upto = covered.get(key1, (-1, -1))
+                if line == start and pos <= upto:
+                    rest_done = rest_done and upto == end
+                    continue
+                lo, hi = max(start, pos - target.width), min(end, pos + target.width + _CHUNK)
+                m = target.regex.search(text, lo, hi)
+                if m is None:
+                    covered[key1] = (start, end if hi == end else hi - target.width)
+                    rest_done = rest_done and hi == end
+                    continue
+                covered[key1] = (start, end)  # one match a line is counted
+                a = start if m.end() - start <= MAX_LINE else max(start, m.start() - _LEAD)
+                _record(found, target, m, line_no, [text[a : min(end, a + MAX_LINE + 1)]])
+            else:
+                key = (target.entry, target.pattern, start)
+                if key in searched:
+                    continue
+                searched.add(key)
+                reach = target.lines * _SPAN
+                lo, hi = _window(text, max(start, pos - reach), min(end, pos + reach),
+                                 target.lines - 1, reach)  # fmt: skip
+                for m in target.regex.finditer(text, lo, hi):
+                    if m.start() > pos:
+                        break
+                    if pos < m.end():  # the match covers this anchor hit
+                        first = line_no - text.count("\n", m.start(), pos)
+                        a = text.rfind("\n", lo, m.start()) + 1 or lo
+                        b = text.find("\n", max(m.end() - 1, m.start()), hi)
+                        _record(found, target, m, first, text[a : hi if b < 0 else b].split("\n"))
+                        break
+            if found.get(target.entry) is not None and found[target.entry].count >= MAX_COUNT:
+                full.add(target.entry)
+                if all(t.entry in full for t in targets):
+                    narrower = _without(compiled, full)
+                    if narrower is None:
+                        return found
+                    search = narrower.search
+        if rest_done:
+            done_on_line.add(anchor)
+        hit = search(text, pos + 1)
+    return found
+
+
+def _record(
+    found: dict[int, Found], target: _Target, m: re.Match[str], first: int, lines: list[str]
+) -> None:
+    acc = found.get(target.entry)
+    if acc is None:
+        acc = found[target.entry] = Found(first_line=first)
+    span = (m.start(), m.end())
+    if span in acc.seen_spans:
+        return
+    acc.seen_spans.add(span)
+    acc.count += 1
+    for key, value in m.groupdict().items():
+        if value is not None and key not in acc.captures:
+            acc.captures[key] = value
+    for offset, line in enumerate(lines):
+        number = first + offset
+        if len(acc.lines) >= MAX_EVIDENCE:
+            break
+        if number not in acc.lines:
+            acc.lines.append(number)
+            acc.evidence.append(clip(line))

@@ -1,0 +1,175 @@
+"""The similarity tier: when no pattern of the table matches, which entries' real texts the
+input's informative lines resemble. Pure (apart from reading the packaged texts once).
+
+Each entry's real text is the lines its own fixture matched (rocmprov/data/kb/texts.json,
+generated from tests/fixtures/kb by `python -m rocmprov.kb.similar tests/fixtures/kb`; a test
+keeps it in sync) and its title. Text becomes words: lower-cased, camelCase and snake_case
+split as well as kept whole, digits dropped (so versions, sizes, PCI addresses, pids, hex and
+gfx numbers say nothing), a few stop words left out. Each entry is a TF-IDF vector over those
+words; an input line is scored against every entry by cosine similarity, and an entry keeps
+its best line.
+
+Only lines that look like a problem are compared (an error, failure, warning, "not found"...):
+a healthy log has none and gets no similar entry. A harmless entry that is as similar as the
+best real one wins: the input is then "similar to a harmless line", not to a cause. Shown as
+"similar to", never as a diagnosis: explain's exit code does not change.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from rocmprov.kb.table import Table, load_table
+
+THRESHOLD = 0.5  # cosine below this is no resemblance (set on the table's own texts)
+TOP = 3
+MAX_LINES = 400  # informative lines compared, at most (the first ones)
+MAX_CHARS = 600  # characters of a line compared
+_PROBLEM = re.compile(
+    r"(?i)error|fail|cannot|can't|could not|couldn't|unable|not found|no such|denied|\bfault|"
+    r"abort|exception|invalid|unsupported|not supported|\btime(?:d )?out\b|\bkilled\b|refused|"
+    r"\bmissing\b|undefined|segmentation|panic|\bwarn|traceback|not available|not compatible|"
+    r"mismatch|no (?:gpu|device|kernel|binary)|illegal|corrupt|\blost\b|\bhang|\bstuck\b"
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+_STOP = frozenset(
+    ("the", "a", "an", "to", "of", "in", "on", "for", "is", "are", "be", "been", "and", "or",
+     "with", "by", "at", "this", "that", "it", "its", "from", "as", "was", "were", "will", "can",
+     "you", "your", "please", "see", "use", "using")
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Similar:
+    id: str
+    title: str
+    harmless: bool
+    score: float  # cosine similarity, 0..1
+    line: int  # 1-based line of the input that resembles the entry most
+    evidence: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id, "title": self.title, "harmless": self.harmless,
+            "score": round(self.score, 3), "line": self.line, "evidence": self.evidence,
+        }  # fmt: skip
+
+
+def words(text: str) -> list[str]:
+    out: list[str] = []
+    for token in _WORD.findall(text):
+        parts = [p.lower() for p in _CAMEL.findall(token.replace("_", " ")) if len(p) > 1]
+        whole = re.sub(r"\d+", "", token.lower())
+        for word in {whole, *parts} if len(parts) > 1 else {whole}:
+            if len(word) > 1 and word not in _STOP:
+                out.append(word)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class _Index:
+    ids: tuple[str, ...]
+    idf: dict[str, float]
+    postings: dict[str, tuple[tuple[int, float], ...]]  # word -> (entry, normalised weight)
+
+
+def _texts() -> dict[str, list[str]]:
+    raw = resources.files("rocmprov.data").joinpath("kb/texts.json").read_text(encoding="utf-8")
+    return dict(json.loads(raw))
+
+
+@lru_cache(maxsize=4)
+def _index(table: Table) -> _Index:
+    texts = _texts()
+    docs = [Counter(words(" ".join([e.title, *texts.get(e.id, [])]))) for e in table.entries]
+    df: Counter[str] = Counter(w for d in docs for w in d)
+    n = len(docs)
+    idf = {w: math.log((1 + n) / (1 + c)) + 1.0 for w, c in df.items()}
+    postings: dict[str, list[tuple[int, float]]] = {}
+    for i, doc in enumerate(docs):
+        weights = {w: (1 + math.log(c)) * idf[w] for w, c in doc.items()}
+        norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
+        for w, v in weights.items():
+            postings.setdefault(w, []).append((i, v / norm))
+    frozen = {w: tuple(p) for w, p in postings.items()}
+    return _Index(tuple(e.id for e in table.entries), idf, frozen)
+
+
+def informative(text: str) -> list[tuple[int, str]]:
+    """(line number, line) of the lines that look like a problem, the first MAX_LINES."""
+    out: list[tuple[int, str]] = []
+    for number, line in enumerate(text.split("\n"), 1):
+        line = line[:MAX_CHARS]
+        if _PROBLEM.search(line):
+            out.append((number, line.strip()))
+            if len(out) >= MAX_LINES:
+                break
+    return out
+
+
+def similar(text: str, table: Table | None = None, top: int = TOP) -> list[Similar]:
+    """Entries whose real texts resemble the input's informative lines, best first (at most
+    `top`, each at least THRESHOLD); [] when a harmless entry resembles it as much."""
+    table = table or load_table()
+    index = _index(table)
+    best: dict[int, tuple[float, int, str]] = {}
+    for number, line in informative(text):
+        counts = Counter(words(line))
+        weights = {w: (1 + math.log(c)) * index.idf[w] for w, c in counts.items() if w in index.idf}
+        norm = math.sqrt(sum(v * v for v in weights.values()))
+        if not norm:
+            continue
+        scores: Counter[int] = Counter()
+        for w, v in weights.items():
+            for entry, weight in index.postings[w]:
+                scores[entry] += v / norm * weight
+        for entry, score in scores.items():
+            if score > best.get(entry, (0.0, 0, ""))[0]:
+                best[entry] = (score, number, line)
+    ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    out: list[Similar] = []
+    for i, (score, number, line) in ranked:
+        entry = table.entries[i]
+        if score < THRESHOLD:
+            break
+        if entry.harmless:
+            if not out:  # as similar to a harmless line as to anything: no cause to suggest
+                return []
+            continue
+        out.append(Similar(entry.id, entry.title, False, score, number, line))
+        if len(out) >= top:
+            break
+    return out
+
+
+def build(fixtures: Path, table: Table | None = None) -> dict[str, list[str]]:
+    """Each entry's real text: the lines of its fixture that its patterns matched."""
+    from rocmprov.kb.matcher import match
+
+    table = table or load_table()
+    texts: dict[str, list[str]] = {}
+    for entry in table.entries:
+        raw = (fixtures / f"{entry.id}.txt").read_text(encoding="utf-8")
+        body = raw.partition("\n---\n")[2]
+        found = [m for m in match(body, table=table, codes=False) if m.id == entry.id]
+        texts[entry.id] = [line.strip()[:MAX_CHARS] for line in found[0].evidence] if found else []
+    return texts
+
+
+def main(argv: list[str]) -> int:
+    texts = build(Path(argv[0] if argv else "tests/fixtures/kb"))
+    print(json.dumps(texts, indent=0, ensure_ascii=False, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

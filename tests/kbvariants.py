@@ -1,0 +1,131 @@
+"""Variants of an entry's own fixture that a user may paste instead (issue 28, item 1).
+
+The same error reaches `explain` with another log prefix (or none), cut to a terminal's width,
+wrapped at a terminal's width, or with other values where the fixture has one machine's:
+another gfx target, PCI address,
+ROCm or package version, user's home, process id or address. An entry whose pattern fails on
+such a variant hard-codes a varying value or requires optional context.
+
+    variants(text) -> [(name, variant text)]   # only the variants that change the text
+
+Pure; used by tests/test_kb_hygiene.py.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+# log prefixes, stripped repeatedly from the start of each line (most specific first)
+_PREFIXES = [
+    r"\[\s*\d+\.\d+\]\s?",  # dmesg: [   12.345678]
+    r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w\-./@]+(?:\[\d+\])?: ",  # syslog / journal
+    r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?:? ?",  # ISO time
+    r"\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? ",  # vLLM: 12-04 01:42:07
+    r"\((?:[\w]+ )*pid=\d+\) ",  # (VllmWorker rank=0 pid=12) (RayWorker pid=12)
+    r"\[(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\] ?",
+    r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)(?::| \[[\w.]+:\d+\]) ?",
+    r"\[pid \d+\] ",
+    r"\[\d{2,7}\] ",  # [12345]
+]
+_PREFIX_RE = re.compile("(?:" + "|".join(_PREFIXES) + ")")
+
+ADDED = {
+    "dmesg": "[ 4242.424242] ",
+    "journal": "Dec  4 01:42:07 node17 kernel: ",
+    "iso-level": "2026-12-04T01:42:07.123Z ERROR ",
+    "pid": "(pid=48213) ",
+}
+
+
+def _lines(text: str, change: Callable[[str], str]) -> str:
+    return "\n".join(change(line) for line in text.split("\n"))
+
+
+def strip_prefixes(text: str) -> str:
+    def strip(line: str) -> str:
+        while True:
+            m = _PREFIX_RE.match(line)
+            if m is None or not m.group():
+                return line
+            line = line[m.end() :]
+
+    return _lines(text, strip)
+
+
+def add_prefix(text: str, prefix: str) -> str:
+    return _lines(text, lambda line: prefix + line if line.strip() else line)
+
+
+def truncate(text: str, width: int) -> str:
+    return _lines(text, lambda line: line[:width])
+
+
+def reflow(text: str, width: int) -> str:
+    """Every line longer than `width` cut into pieces of `width` (as a terminal wraps it)."""
+
+    def wrap(line: str) -> str:
+        return "\n".join(line[i : i + width] for i in range(0, max(len(line), 1), width))
+
+    return _lines(text, wrap)
+
+
+# varying values: (regex, replacement); each replacement differs from anything it replaces
+_GFX = {"gfx900": "gfx906", "gfx906": "gfx908", "gfx908": "gfx90a", "gfx90a": "gfx942",
+        "gfx942": "gfx950", "gfx950": "gfx942", "gfx1030": "gfx1031", "gfx1031": "gfx1032",
+        "gfx1032": "gfx1030", "gfx1100": "gfx1101", "gfx1101": "gfx1102", "gfx1102": "gfx1100",
+        "gfx1103": "gfx1150", "gfx1150": "gfx1151", "gfx1151": "gfx1103", "gfx1200": "gfx1201",
+        "gfx1201": "gfx1200", "gfx803": "gfx900", "gfx1010": "gfx1012", "gfx1012": "gfx1010",
+        "gfx1035": "gfx1036", "gfx1036": "gfx1035"}  # fmt: skip
+
+
+def _other_digits(m: re.Match[str]) -> str:
+    """The same shape with other digits (4 -> 5, 9 -> 1)."""
+    return "".join(str((int(c) + 1) % 10) if c.isdigit() else c for c in m.group())
+
+
+def _other_hex(m: re.Match[str]) -> str:
+    table = str.maketrans("0123456789abcdefABCDEF", "123456789abcdef0BCDEF0")
+    return m.group()[:2] + m.group()[2:].translate(table)
+
+
+_VALUES: list[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]]] = [
+    ("gfx", re.compile(r"\bgfx\d{3,4}[a-f]?\b"), lambda m: _GFX.get(m.group(), "gfx1030")),
+    ("pci", re.compile(r"\b[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b"),
+     lambda m: "0000:c3:00.0" if m.group() != "0000:c3:00.0" else "0000:03:00.0"),
+    ("rocm-path", re.compile(r"/opt/rocm-\d+\.\d+\.\d+"), lambda m: _other_digits(m)),
+    ("version", re.compile(r"(?<![\w.])\d+\.\d+\.\d+(?:[.-]\d+)*(?![\w.])"), _other_digits),
+    ("home", re.compile(r"/home/[\w.-]+"), lambda m: "/home/someone.else"),
+    ("address", re.compile(r"\b0x[0-9a-fA-F]{8,16}\b"), _other_hex),
+    ("pid", re.compile(r"(?<=pid[= ])\d+|(?<=PID )\d+|(?<=process )\d+"), _other_digits),
+]  # fmt: skip
+
+
+def other_values(text: str) -> Iterator[tuple[str, str]]:
+    for name, regex, change in _VALUES:
+        changed = regex.sub(change, text)
+        if changed != text:
+            yield name, changed
+
+
+def variants(text: str, anchors: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """The variants of `text` that change it. A line cut at a terminal's width is one only when
+    every one of `anchors` (the literals the entry's patterns are found by) found in the text
+    survives the cut: what is cut off is what follows the message's distinctive words."""
+    out: list[tuple[str, str]] = []
+    bare = strip_prefixes(text)
+    if bare != text:
+        out.append(("prefix-stripped", bare))
+    for name, prefix in ADDED.items():
+        out.append((f"prefix-{name}", add_prefix(bare, prefix)))
+    present = [a for a in anchors if a in bare]
+    for width in (120, 80):
+        wrapped = reflow(text, width)
+        if wrapped != text:
+            out.append((f"reflowed-{width}", wrapped))
+    for width in (120, 80):
+        cut = truncate(bare, width)
+        if cut != bare and present and all(a in cut for a in present):
+            out.append((f"truncated-{width}", cut))
+    out.extend((f"value-{name}", changed) for name, changed in other_values(text))
+    return out

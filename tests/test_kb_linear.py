@@ -1,0 +1,125 @@
+"""The matcher's cost is linear in its input (issue 28, item 6; review r05).
+
+A line of several MiB full of table anchors took 16 s (2 MiB) and 157 s (4 MiB): every anchor hit
+looked back to the line's start. A pattern that begins with an unbounded repeat (`\\w+ quantization
+...`) was retried from every position of a long word run. Speed targets live in
+benchmarks/explain_bench.py; here: the work the entries' regexes are given, and bounds that the
+quadratic code failed by far.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from re import _constants as sre_constants  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any
+
+import pytest
+
+from rocmprov.kb import load_table
+from rocmprov.kb import scan as kbscan
+from rocmprov.kb.codes import load_codes
+from rocmprov.kb.matcher import analyse
+
+TABLE = load_table()
+MIB = 1024 * 1024
+# units repeated along one line: anchors of the scan, a status code's literal, a fact's prefix
+UNITS = ["HSA_ ", "hipError ", "gfx1030 ", "Marketing Name: AMD ", "https://", "rocblas_status_"]
+
+
+class _Counting:
+    """A compiled regex that adds up the characters it is asked to search."""
+
+    def __init__(self, regex: re.Pattern[str], tally: list[int]) -> None:
+        self.regex, self.tally = regex, tally
+
+    def search(self, text: str, lo: int = 0, hi: int | None = None) -> Any:
+        self.tally[0] += (len(text) if hi is None else hi) - lo
+        return self.regex.search(text, lo, len(text) if hi is None else hi)
+
+    def finditer(self, text: str, lo: int = 0, hi: int | None = None) -> Any:
+        self.tally[0] += (len(text) if hi is None else hi) - lo
+        return self.regex.finditer(text, lo, len(text) if hi is None else hi)
+
+
+def _searched(text: str) -> int:
+    """Characters handed to the entries' regexes while scanning `text`."""
+    tally = [0]
+    compiled = kbscan.compile_table(TABLE, load_codes())
+    targets = {
+        a: tuple(dataclasses.replace(t, regex=_Counting(t.regex, tally)) for t in ts)
+        for a, ts in compiled.targets.items()
+    }  # fmt: skip
+    kbscan.scan(text, dataclasses.replace(compiled, targets=targets), {})
+    return tally[0]
+
+
+def _line(unit: str, size: int) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_regex_work_on_one_enormous_line_is_a_few_times_its_length(unit: str) -> None:
+    size = 4 * MIB
+    work = _searched(_line(unit, size))
+    # each search covers new ground: at most (2 * width + CHUNK) / CHUNK times the line
+    assert work <= (1 + 4 * kbscan._SPAN // kbscan._CHUNK) * size, work
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_a_4_mib_line_is_analysed_in_seconds_not_minutes(unit: str) -> None:
+    analyse("warm up")
+    text = _line(unit, 4 * MIB)
+    t0 = time.perf_counter()
+    analyse(text)
+    assert time.perf_counter() - t0 < 5.0  # the quadratic scan took 157 s for HSA_
+
+
+def test_an_error_at_the_end_of_an_enormous_line_is_still_found() -> None:
+    error = "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"
+    text = _line("HSA_ hipError ", 3 * MIB) + " " + error + "\nnext line\n"
+    found = analyse(text).matches
+    assert "hip.no-binary-for-gpu" in [m.id for m in found]
+    hit = next(m for m in found if m.id == "hip.no-binary-for-gpu")
+    assert hit.lines == (1,) and error in hit.evidence[0] and len(hit.evidence[0]) < 4100
+
+
+def test_a_word_run_glued_to_an_anchor_costs_linear_time() -> None:
+    text = ("a" * 16300 + "quantization is currently not supported in ROCm\n") * 200
+    t0 = time.perf_counter()
+    analyse(text)
+    assert time.perf_counter() - t0 < 5.0  # was ~1.4 s a line: about 5 minutes
+
+
+def _leading_unbounded_items(items: Any) -> bool:
+    """The parsed regex starts, before any literal, with a repeat that has no upper bound."""
+    for op, arg in items:
+        if op is sre_constants.LITERAL:
+            return False
+        if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
+            if arg[1] is sre_constants.MAXREPEAT or _leading_unbounded_items(arg[2]):
+                return True
+            if arg[0] == 0:  # optional: what follows may come first
+                continue
+            return False
+        if op is sre_constants.SUBPATTERN:
+            return _leading_unbounded_items(arg[3])
+        if op is sre_constants.BRANCH:
+            return any(_leading_unbounded_items(b) for b in arg[1])
+        if op is sre_constants.AT:
+            continue
+        return False
+    return False
+
+
+def test_no_pattern_begins_with_an_unbounded_repeat() -> None:
+    """`\\w+ quantization` is retried from every position of a word run: O(n^2). Bound it
+    (`\\w{1,64}`) or start the pattern with its literal."""
+    bad = [(e.id, p.regex) for e in TABLE.entries for p in e.patterns
+           if _leading_unbounded_items(sre_parse.parse(p.regex))]  # fmt: skip
+    assert bad == []
+    for regex, unbounded in ((r"(?P<m>\w+) quantization", True), (r"a\w+b", False),
+                             (r"(?:x )?\d+ y", True), (r"\d{1,9} y", False)):  # fmt: skip
+        assert _leading_unbounded_items(sre_parse.parse(regex)) is unbounded
