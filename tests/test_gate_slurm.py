@@ -217,6 +217,20 @@ def test_health_without_scontrol_exits_3_with_one_line_and_changes_nothing(
     assert not (tmp_path / "bundles").exists()
 
 
+def test_a_dry_run_needs_no_scontrol(tmp_path: Path) -> None:
+    """A dry run changes nothing, so a missing scontrol is said and the verdict still given."""
+    result = tmp_path / "crit.json"
+    result.write_text(json.dumps(_doc({"check": "gpu.b", "severity": "critical"})))
+    run = rocmprov(
+        "health", "--slurm", "--node", "n1", "--result", str(result), "--dry-run",
+        "--scontrol", str(tmp_path / "no-scontrol"), "--log", str(tmp_path / "health.log"),
+        "--bundle-dir", str(tmp_path / "bundles"),
+    )  # fmt: skip
+    assert run.rc == 0, run.stderr
+    assert "no-scontrol not found" in run.stderr and "action=drain (dry run)" in run.stderr
+    assert not (tmp_path / "bundles").exists()
+
+
 def test_site_runs_the_health_role_only_with_tags_health() -> None:
     import os
     import subprocess
