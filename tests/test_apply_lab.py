@@ -210,7 +210,7 @@ def kernel_headers_source(lab: Lab, host: LabHost, tmp: Path) -> None:
 def torch_wheels(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
     """A stand-in ROCm torch wheel for the legacy row's first torch version, served."""
     from rocmprov import releases
-    from tests.lab.amdrepo import torch_wheel
+    from tests.lab.pyindex import torch_wheel
 
     row = legacy_row()
     plan = releases.resolve(row["version"], DEBIAN_12)

@@ -34,7 +34,6 @@ parallel, Packages written here (no dpkg-scanpackages), one gpg home for all key
 from __future__ import annotations
 
 import argparse
-import base64
 import fnmatch
 import gzip
 import hashlib
@@ -42,7 +41,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import zipfile
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -417,30 +415,6 @@ def kernel_headers_repo(root: Path, kernel: str) -> Any:
              for name in (f"linux-headers-{kernel}", "linux-headers-amd64",
                           "linux-headers-generic")]
     return build_repo(Path(root), specs, suite="lab", sign=False)
-
-
-def torch_wheel(out: Path, torch: str, hip: str) -> Path:
-    """A pure-Python stand-in for a ROCm torch wheel: imports, reports torch.version.hip."""
-    out.mkdir(parents=True, exist_ok=True)
-    name = f"torch-{torch}-py3-none-any.whl"
-    dist = f"torch-{torch}.dist-info"
-    files = {
-        "torch/__init__.py": f'__version__ = "{torch}"\nfrom torch import version\n',
-        "torch/version.py": f'__version__ = "{torch}"\nhip = "{hip}"\ncuda = None\n',
-        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {torch}\n",
-        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: rocmprov-lab\nRoot-Is-Purelib: true\n"
-        "Tag: py3-none-any\n",
-    }
-    record = []
-    for path, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
-        record.append(f"{path},sha256={digest.decode()},{len(text.encode())}")
-    record.append(f"{dist}/RECORD,,")
-    files[f"{dist}/RECORD"] = "\n".join(record) + "\n"
-    with zipfile.ZipFile(out / name, "w") as z:
-        for path, text in files.items():
-            z.writestr(path, text)
-    return out / name
 
 
 def describe(repos: Iterable[Repo]) -> str:
