@@ -12,7 +12,7 @@ What runs, per size N, interleaved run by run (so drift of this machine's load h
   ansible-f64 (with --ansible-tuned) the same playbook with --forks 64.
   pdsh      `pdsh -R ssh -f 64 -w HOSTS '<the same probe script>'`
 The probe script is rocmprov's own (rocmprov.collect.remote.build_script over
-rocmprov.probes.build_probes()), byte for byte the same for all three.
+rocmprov.collect.probes.build_probes()), byte for byte the same for all three.
 
 Hosts: N <= 16 are lab hosts (tests/lab: systemd-nspawn containers with sshd, root needed,
 `sudo bash tests/lab/prepare.sh` once); larger N are sshd processes on 127.0.1.1..127.0.1.N
@@ -119,8 +119,8 @@ class Hosts:
 
 
 def probe_script() -> str:
+    from rocmprov.collect.probes import build_probes
     from rocmprov.collect.remote import build_script
-    from rocmprov.probes import build_probes
 
     return build_script(build_probes(), NONCE)
 

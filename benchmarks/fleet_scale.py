@@ -21,7 +21,7 @@ file descriptors (the same group, same sampling). Every run is checked: N hosts 
   ansible      `ansible-playbook -i INV raw.yml`: gather_facts off, one ansible.builtin.raw
                task with the same script (Ansible's cheapest path; its defaults: 5 forks)
 
-The inventory cache (rocmprov/inventory_cache.py) is warmed once per size before the timed
+The inventory cache (rocmprov/inventory/cache.py) is warmed once per size before the timed
 runs, as on a controller that audits the same fleet again; --cold-inventory turns it off.
 Results: benchmarks/results/fleet_scale.json and a table on stdout.
 """
@@ -186,8 +186,8 @@ def check_ansible(out: Path, n: int) -> str:
 
 
 def probe_script(nonce: str) -> str:
+    from rocmprov.collect.probes import build_probes
     from rocmprov.collect.remote import build_script
-    from rocmprov.probes import build_probes
 
     return build_script(build_probes(), nonce)
 
@@ -248,7 +248,7 @@ def main() -> int:
                     [
                         sys.executable,
                         "-c",
-                        "import sys; from rocmprov.inventory import load_inventory;"
+                        "import sys; from rocmprov.inventory.hosts import load_inventory;"
                         "load_inventory(sys.argv[1])",
                         str(inv),
                     ],

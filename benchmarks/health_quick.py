@@ -62,7 +62,7 @@ def cmd(profile: str, out: Path) -> list[str]:
 
 def probe_times(tmp: Path, env: dict[str, str]) -> dict[str, float]:
     """Per-probe seconds of one full local collection (from the bundle manifest)."""
-    from rocmprov.probes import build_probes, for_profile
+    from rocmprov.collect.probes import build_probes, for_profile
 
     _, left_out = for_profile(build_probes(), "quick")
     subprocess.run(

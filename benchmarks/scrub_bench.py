@@ -1,4 +1,4 @@
-"""Time of `rocmprov.scrub.scrub` over sizes, on hostile and on real inputs (not a timed test).
+"""Time of `rocmprov.collect.scrub.scrub` over sizes, on hostile and real inputs (not a timed test).
 
     python benchmarks/scrub_bench.py [--sizes 10000,100000,1000000,10000000] [--runs 3]
                                      [--baseline REV] [--baseline-max 20000]
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import REPO, log, machine, table, write_result
 
 from rocmprov import __version__
-from rocmprov.scrub import scrub
+from rocmprov.collect.scrub import scrub
 
 FIXTURES = REPO / "tests" / "fixtures"
 BASELINE_REV = "bbb5bc7"  # scrub.py as moved out of collect/bundle.py, before the rewrite
@@ -72,13 +72,13 @@ def time_it(fn: Callable[[str], str], text: str, runs: int) -> tuple[float, floa
 def baseline_scrub(rev: str) -> Callable[[str], str] | None:
     try:
         source = subprocess.run(
-            ["git", "-C", str(REPO), "show", f"{rev}:rocmprov/scrub.py"],
+            ["git", "-C", str(REPO), "show", f"{rev}:rocmprov/collect/scrub.py"],
             capture_output=True, text=True, check=True, timeout=30,
         ).stdout  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return None
     module = types.ModuleType("scrub_baseline")
-    exec(compile(source, f"{rev}:rocmprov/scrub.py", "exec"), module.__dict__)
+    exec(compile(source, f"{rev}:rocmprov/collect/scrub.py", "exec"), module.__dict__)
     return module.__dict__["scrub"]
 
 

@@ -209,7 +209,7 @@ def kernel_headers_source(lab: Lab, host: LabHost, tmp: Path) -> None:
 @pytest.fixture
 def torch_wheels(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
     """A stand-in ROCm torch wheel for the legacy row's first torch version, served."""
-    from rocmprov import releases
+    from rocmprov.knowledge import releases
     from tests.lab.pyindex import torch_wheel
 
     row = legacy_row()
@@ -223,7 +223,7 @@ def torch_wheels(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_amd_source_with_key_deb822_pin_driver_and_torch(
     lab: Lab, clean_host: LabHost, amd_mirror: Served, torch_wheels: str, tmp_path: Path
 ) -> None:
-    from rocmprov import releases
+    from rocmprov.knowledge import releases
 
     row = legacy_row()
     plan = releases.resolve(row["version"], DEBIAN_12, amd_mirror.mirrors)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rocmprov import releases
+from rocmprov.knowledge import releases
 from tests.lab import Lab, LabHost
 from tests.test_apply_lab import apply
 from tests.test_releases_lab import gather_facts, inventory, state_of

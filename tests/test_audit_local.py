@@ -8,8 +8,8 @@ from pathlib import Path
 
 import distro
 
+from rocmprov.collect.probes import build_probes
 from rocmprov.collect.sysfs import pci_sysfs_text
-from rocmprov.probes import build_probes
 from rocmprov.transport.local import LocalTransport
 from tests.helpers import rocmprov
 

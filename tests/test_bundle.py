@@ -6,10 +6,10 @@ import json
 import tarfile
 from pathlib import Path
 
-from rocmprov.audit import audit_bundle, audit_local
+from rocmprov.audit.host import audit_bundle, audit_local
 from rocmprov.collect.bundle import SCHEMA, Bundle, ProbeOutput, read_bundle, write_bundle
+from rocmprov.collect.scrub import scrub
 from rocmprov.model import Severity
-from rocmprov.scrub import scrub
 from tests.helpers import rocmprov
 
 

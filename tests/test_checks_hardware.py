@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rocmprov.audit import audit_bundle
+from rocmprov.audit.host import audit_bundle
 from rocmprov.checks.policy import Policy
 from rocmprov.collect.bundle import Bundle, ProbeOutput
 

@@ -241,7 +241,7 @@ def test_ctrl_c_during_a_json_audit_prints_the_envelope(tmp_path: Path) -> None:
 
 
 def test_hostkey_fix_falls_back_to_the_inventory_address() -> None:
-    from rocmprov.fleet_audit import host_report
+    from rocmprov.fleet.fanout import host_report
     from rocmprov.transport.base import FailureClass, HostUnreachable
 
     changed = HostUnreachable("gpu-alias", FailureClass.HOSTKEY_CHANGED, "key changed")

@@ -43,7 +43,7 @@ def rocmprov(*args: str, state: Path, timeout: float = 1500) -> subprocess.Compl
 
 @pytest.fixture(scope="module")
 def default_plan() -> dict[str, Any]:
-    from rocmprov import releases
+    from rocmprov.knowledge import releases
 
     plan = releases.resolve("", DEBIAN_12)
     assert plan["torch_index"] and plan["torch_version"], plan

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmprov.audit import audit_bundle
-from rocmprov.drift import (
+from rocmprov.audit.host import audit_bundle
+from rocmprov.fleet.drift import (
     Baseline,
     BaselineError,
     dump_baseline,
@@ -183,7 +183,7 @@ def test_no_majority_flags_every_host_of_the_split_field() -> None:
     assert "kernel" not in reference.fields and reference.fields["os"] == "x"
     assert set(split["kernel"]) == {"1", "2", "3"}
     result = AuditResult(())
-    from rocmprov.drift import drift_findings
+    from rocmprov.fleet.drift import drift_findings
 
     found = drift_findings(flat)
     for host in "abc":
@@ -195,7 +195,7 @@ def test_no_majority_flags_every_host_of_the_split_field() -> None:
 
 
 def test_unknown_is_not_drift() -> None:
-    from rocmprov.drift import drift_findings
+    from rocmprov.fleet.drift import drift_findings
 
     flat = {"a": {"kernel": "1", "vbios": "v"}, "b": {"kernel": "1"}, "c": {"kernel": "1"}}
     assert all(f.severity is Severity.OK for fs in drift_findings(flat).values() for f in fs)
@@ -329,7 +329,7 @@ def test_table_of_a_fleet_is_a_summary_unless_all_hosts(fleet: Path) -> None:
 
 
 def test_version_probes_exist_once_and_are_bounded() -> None:
-    from rocmprov.probes import PROBE_IDS, build_probes, for_profile
+    from rocmprov.collect.probes import PROBE_IDS, build_probes, for_profile
 
     assert len(set(PROBE_IDS)) == len(PROBE_IDS)
     probes = {p.id: p for p in build_probes()}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmprov import releases
+from rocmprov.knowledge import releases
 from tests.helpers import rocmprov
 from tests.lab import Lab, LabHost
 from tests.lab.amdrepo import Served

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from rocmprov.audit import audit_bundle
+from rocmprov.audit.host import audit_bundle
 from rocmprov.checks.pcie import vram_bar
 from rocmprov.checks.policy import Policy
 from rocmprov.collect.bundle import Bundle, ProbeOutput

@@ -32,9 +32,9 @@ from test_ssh import (  # the loopback sshd fixtures (real OpenSSH servers)
 from rocmprov.collect.bundle import Bundle, ProbeOutput, read_bundle, write_bundle
 from rocmprov.collect.fleet import collect_fleet, collect_one
 from rocmprov.collect.host import collect_host
+from rocmprov.collect.probes import Probe, build_probes
 from rocmprov.collect.remote import ProbeTimeout, build_script, collect_remote, parse_output
-from rocmprov.inventory import HostSpec, load_inventory
-from rocmprov.probes import Probe, build_probes
+from rocmprov.inventory.hosts import HostSpec, load_inventory
 from rocmprov.transport.base import FailureClass, HostUnreachable
 from rocmprov.transport.local import LocalTransport
 from rocmprov.transport.ssh import SSHOptions, SSHTransport

@@ -1,4 +1,4 @@
-"""The checks in a worker process (rocmprov.fleet_checks): the same reports as in-process, in
+"""The checks in a worker process (rocmprov.fleet.checker): the same reports as in-process, in
 submit order, with a bounded number of bundles waiting, and in-process again when the worker
 dies."""
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from rocmprov import fleet_checks
 from rocmprov.collect.bundle import read_bundle
-from rocmprov.fleet_audit import host_report
-from rocmprov.fleet_checks import Checker
+from rocmprov.fleet import checker as fleet_checks
+from rocmprov.fleet.checker import Checker
+from rocmprov.fleet.fanout import host_report
 from rocmprov.transport.base import FailureClass, HostUnreachable
 
 BUNDLE = Path(__file__).parent / "data" / "h200-vm-bundle-2026-12-01.tar.gz"

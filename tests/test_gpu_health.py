@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from rocmprov.audit import audit_bundle
+from rocmprov.audit.host import audit_bundle
 from rocmprov.checks import CHECKS, health, health_limits
 from rocmprov.checks.policy import Policy
 from rocmprov.collect.bundle import read_bundle
-from rocmprov.facts import HostFacts, build_facts
+from rocmprov.facts.host import HostFacts, build_facts
 from rocmprov.model import Severity
 from rocmprov.parse.amdsmi_health import build_health, parse_health, parse_xgmi
 from rocmprov.parse.pci import PciDevice

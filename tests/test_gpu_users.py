@@ -9,10 +9,10 @@ import subprocess
 
 from rocmprov.checks.driver import check_groups
 from rocmprov.checks.policy import Policy
-from rocmprov.facts import HostFacts
+from rocmprov.collect.probes import build_probes
+from rocmprov.facts.host import HostFacts
 from rocmprov.model import Severity
 from rocmprov.parse.system import UserGroups, parse_groups
-from rocmprov.probes import build_probes
 
 MISSING = "rocmprov-no-such-user"
 

@@ -1,11 +1,11 @@
-"""rocmprov.hostnames: what may be a host name, address, user, port or jump host (pure)."""
+"""rocmprov.inventory.hostnames: what may be a host name, address, user, port or jump host."""
 
 from __future__ import annotations
 
 import pytest
 
 from rocmprov.exitcodes import Exit, UsageError
-from rocmprov.hostnames import (
+from rocmprov.inventory.hostnames import (
     BadHostValue,
     JumpHop,
     check_host,

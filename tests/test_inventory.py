@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rocmprov.exitcodes import UsageError
-from rocmprov.inventory import HostSpec, ansible_inventory_bin, host_spec, load_inventory
+from rocmprov.inventory.hosts import HostSpec, ansible_inventory_bin, host_spec, load_inventory
 
 FIX = Path(__file__).parent / "fixtures" / "inventory"
 INI = FIX / "ini" / "hosts.ini"
@@ -157,7 +157,7 @@ def test_gpu_users_from_a_list_an_ini_string_and_the_deprecated_name(tmp_path: P
 
 
 def test_deprecated_gpu_user_says_so_once(tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
-    import rocmprov.inventory as inventory
+    import rocmprov.inventory.hosts as inventory
 
     inventory._said.clear()
     inv = tmp_path / "hosts.ini"

@@ -23,5 +23,5 @@ def test_wheel_ships_playbooks_and_data(tmp_path: Path) -> None:
     for data in ("kb/core.yaml", "support_matrix.yaml", "torch_rocm.yaml", "remedies.yaml",
                  "bios.yaml"):
         assert f"rocmprov/data/{data}" in names, data
-    assert "rocmprov/smoke.py" in names
+    assert "rocmprov/actions/smoke.py" in names
     assert not any(n.startswith("tests/") for n in names)

@@ -19,12 +19,12 @@ import yaml
 from helpers import assert_one_line_error, rocmprov
 from prometheus_client.parser import text_string_to_metric_families
 
-from rocmprov.audit import audit_bundle
+from rocmprov.audit.host import audit_bundle
 from rocmprov.collect.bundle import Bundle, ProbeOutput
 from rocmprov.collect.cursor import Cursor, cursor_after, lines_since, load_cursor, save_cursor
+from rocmprov.collect.probes import PROFILE_SKIPPED, build_probes, for_profile
 from rocmprov.model import AuditResult, Severity
 from rocmprov.parse.smi import parse_amd_smi_metric
-from rocmprov.probes import PROFILE_SKIPPED, build_probes, for_profile
 from rocmprov.report import prometheus
 
 REPO = Path(__file__).resolve().parent.parent

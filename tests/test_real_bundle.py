@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rocmprov.audit import audit_bundle
+from rocmprov.audit.host import audit_bundle
 from rocmprov.collect.bundle import read_bundle
-from rocmprov.facts import build_facts
+from rocmprov.facts.host import build_facts
 from rocmprov.model import Severity
 from tests.helpers import rocmprov
 

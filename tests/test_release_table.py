@@ -1,6 +1,6 @@
 """The release table (playbooks/data/rocm_releases.yml), its resolver and its checker (issue 12).
 
-The resolver is the playbooks' own filter plugin; these tests call it through rocmprov.releases
+The resolver is the playbooks' own filter plugin; these tests call it through knowledge.releases
 exactly as the audit does, and the lab tests (test_releases_lab.py) prove the same URLs on real
 hosts against repositories laid out as AMD publishes them.
 """
@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from rocmprov import releases
 from rocmprov.data import check
+from rocmprov.knowledge import releases
 from tests.lab import amd_layout
 
 UBUNTU_2404 = {"os_family": "Debian", "distribution": "Ubuntu", "distribution_version": "24.04",

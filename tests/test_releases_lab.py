@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from rocmprov import releases
+from rocmprov.knowledge import releases
 from tests.lab import Lab, LabHost
 from tests.lab.amdrepo import Served, load_table, rows, stream_of
 from tests.test_apply_lab import apply, by_host, state_of

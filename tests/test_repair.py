@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rocmprov.actions.repair import bios_checklist, outcomes, plan, remedies
 from rocmprov.checks import CHECKS  # noqa: F401  (every check module imports cleanly)
 from rocmprov.model import AuditResult, Finding, HostReport, Severity
-from rocmprov.repair import bios_checklist, outcomes, plan, remedies
 from tests.fixtureload import FIXTURES, load
 from tests.helpers import rocmprov
 from tests.lab import Lab, LabHost
@@ -94,7 +94,7 @@ DEBIAN_12 = {"distribution": "Debian", "distribution_version": "12", "os_family"
 
 def _legacy() -> tuple[str, dict]:
     """The newest legacy release with amdgpu + graphics repositories (the lab is Debian 12)."""
-    from rocmprov import releases
+    from rocmprov.knowledge import releases
     from tests.test_releases_lab import legacy_full
 
     version = str(legacy_full()["version"])
@@ -216,7 +216,7 @@ def test_real_machine_with_downgraded_link_and_256m_bar_gets_the_bios_checklist(
     """A complete `lspci -vvnn` of a real RX 580 server (linux-hardware.org probe): the slot
     runs at Gen2 (BIOS-capped) and the VRAM BAR is 256M. Both go to a human, with the BIOS
     items and the commands that prove the fix, on the right PCI addresses."""
-    from rocmprov.audit import audit_bundle
+    from rocmprov.audit.host import audit_bundle
     from rocmprov.collect.bundle import Bundle, ProbeOutput
 
     name = "rx580-tb250-btc-full-lspci-vvnn-gen2-capped-slot-256m-bar.txt"

@@ -7,7 +7,7 @@ import io
 import json
 from pathlib import Path
 
-from rocmprov.drift import BaselineError, drift_findings, flatten, load_baseline
+from rocmprov.fleet.drift import BaselineError, drift_findings, flatten, load_baseline
 from rocmprov.kb.context import extract
 from rocmprov.model import AuditResult, Finding, HostReport, Severity
 from rocmprov.report import table
@@ -51,7 +51,7 @@ def test_psp_sos_spelled_by_amd_smi_and_rocm_smi_is_not_drift() -> None:
     flat["b"] = flatten(_inventory("0x002d005e"))
     bad = [f for f in drift_findings(flat)["b"] if f.severity is Severity.WARNING]
     assert [f.check for f in bad] == ["fleet.drift.psp_sos"]
-    from rocmprov.drift import canonical
+    from rocmprov.fleet.drift import canonical
 
     assert canonical("mec", "0x1") == "0x1"  # other fields keep the tool's spelling
 

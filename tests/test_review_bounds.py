@@ -14,8 +14,8 @@ from rocmprov.active.rccl_tests import parse_rccl_tests
 from rocmprov.active.rvs import parse_rvs, parse_rvs_summary
 from rocmprov.active.transferbench import parse_transferbench
 from rocmprov.collect.bundle import Bundle, ProbeOutput, write_bundle
-from rocmprov.drift import BaselineError, load_baseline
-from rocmprov.inventory_cache import holds_secrets
+from rocmprov.fleet.drift import BaselineError, load_baseline
+from rocmprov.inventory.cache import holds_secrets
 from rocmprov.parse.smi import parse_amd_smi
 from tests.fleetbundles import KERNEL_CHANGE, base_bundle, write_fleet
 from tests.helpers import rocmprov
@@ -48,7 +48,7 @@ def test_one_hosts_inf_never_ends_the_fleet_audit(tmp_path: Path) -> None:
 
 
 def test_facts_a_parser_cannot_take_fail_that_host_only(monkeypatch) -> None:
-    import rocmprov.audit as audit
+    import rocmprov.audit.host as audit
 
     def broken(bundle: Bundle) -> None:
         raise OverflowError("cannot convert float infinity to integer")

@@ -17,11 +17,11 @@ import pytest
 
 from rocmprov.collect.cursor import Cursor, advance, load_cursor
 from rocmprov.collect.host import collect_host
+from rocmprov.collect.probes import Probe, build_probes
 from rocmprov.gate.policy import DrainPolicy
 from rocmprov.gate.slurm import Action, NodeState, decide
 from rocmprov.model import Finding, HostReport, Severity
 from rocmprov.parse.dmesg import parse_dmesg
-from rocmprov.probes import Probe, build_probes
 from rocmprov.transport.local import LocalTransport
 from tests.fixtureload import FIXTURES, load
 from tests.helpers import rocmprov

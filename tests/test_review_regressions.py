@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from rocmprov import releases
-from rocmprov.audit import audit_bundle
+from rocmprov.audit.host import audit_bundle
 from rocmprov.checks.policy import Policy
 from rocmprov.collect.bundle import Bundle, ProbeOutput, read_bundle, write_bundle
+from rocmprov.collect.probes import build_probes
 from rocmprov.exitcodes import InputError
-from rocmprov.probes import build_probes
+from rocmprov.knowledge import releases
 
 REAL = Path(__file__).parent / "data" / "h200-vm-bundle-2026-12-01.tar.gz"
 UBUNTU = {"os_family": "Debian", "distribution": "Ubuntu", "distribution_version": "24.04"}

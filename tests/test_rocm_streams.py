@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from rocmprov import releases
-from rocmprov.audit import audit_bundle
+from rocmprov.audit.host import audit_bundle
 from rocmprov.checks.policy import Policy
 from rocmprov.collect.bundle import Bundle, ProbeOutput, read_bundle
-from rocmprov.facts import build_facts
+from rocmprov.facts.host import build_facts
+from rocmprov.knowledge import releases
 from rocmprov.model import Severity
 from rocmprov.parse.rocm import find_installs, parse_version_records
 

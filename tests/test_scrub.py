@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rocmprov import scrub as scrub_module
-from rocmprov.scrub import KEY_REMOVED, REMOVED, TOKEN_REMOVED, scrub
+from rocmprov.collect import scrub as scrub_module
+from rocmprov.collect.scrub import KEY_REMOVED, REMOVED, TOKEN_REMOVED, scrub
 from tests.fixtureload import FIXTURES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -331,7 +331,7 @@ def test_two_megabytes_of_hostile_input_finish(expr: str) -> None:
     """A safety bound, not a timing: the old scrub needed hours for 2 MB of 'a.' (10.7 s for
     14 KB, growing with the square); linear code needs about a second. benchmarks/
     scrub_bench.py has the real numbers."""
-    code = f"from rocmprov.scrub import scrub\nN = 2_000_000\nscrub({expr})\nprint('done')"
+    code = f"from rocmprov.collect.scrub import scrub\nN = 2_000_000\nscrub({expr})\nprint('done')"
     proc = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=20
     )

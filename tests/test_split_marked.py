@@ -7,8 +7,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rocmprov.collect.probes import Probe
 from rocmprov.collect.remote import build_script, split_marked
-from rocmprov.probes import Probe
 
 HEAD = "@@rocmprov-ab12 "
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import paramiko
 
-from rocmprov.inventory import HostSpec
+from rocmprov.inventory.hosts import HostSpec
 from rocmprov.transport.ssh import SSHOptions, SSHTransport
 from rocmprov.transport.ssh.config import resolve
 
@@ -50,7 +50,7 @@ def test_a_new_config_is_asked_again(tmp_path: Path) -> None:
 
 
 def test_preflight_and_connection_share_the_answers(tmp_path: Path) -> None:
-    from rocmprov.fleet_audit import preflight
+    from rocmprov.fleet.fanout import preflight
 
     cfg = _config(tmp_path)
     options = SSHOptions(

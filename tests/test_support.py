@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from rocmprov import support
-from rocmprov.model import Severity
-from rocmprov.support import (
+from rocmprov.knowledge import matrix as support
+from rocmprov.knowledge.matrix import (
     Verdict,
     gfx_for_pci,
     gpu_verdict,
@@ -28,6 +27,7 @@ from rocmprov.support import (
     torch_pairing,
     torch_verdict,
 )
+from rocmprov.model import Severity
 
 STATUSES = {"ok", "warning", "critical", "unknown"}
 
@@ -108,7 +108,7 @@ def test_release_gpu_rows_only_name_targets_the_gpu_table_knows() -> None:
 def test_every_production_release_of_the_release_table_has_a_support_matrix_row() -> None:
     """The audit judges OS/kernel/GPU for every release apply can install (issue 12): each
     production minor of the release table (both streams) is a row of the support matrix."""
-    from rocmprov import releases
+    from rocmprov.knowledge import releases
 
     minors = {r.minor for r in releases.all_releases() if r.status == "production"}
     assert {"6.0", "7.2", "7.14", "10.0"} <= minors  # both streams are in the table
@@ -286,7 +286,7 @@ def test_torch_pairing(torch: str, rocm: list[str]) -> None:
 
 
 def test_every_torch_wheel_of_the_release_table_is_paired_with_its_release() -> None:
-    from rocmprov import releases
+    from rocmprov.knowledge import releases
 
     rows = [r for r in releases.all_releases() if r.torch_index and r.torch_versions]
     assert any(r.stream == "therock" for r in rows)  # AMD's own wheels for the Core SDK
@@ -400,6 +400,7 @@ def test_docs_table_is_generated_from_the_data() -> None:
     doc = Path(__file__).resolve().parent.parent / "docs" / "support-matrix.md"
     assert doc.read_text(encoding="utf-8") == support.matrix_markdown(), (
         "docs/support-matrix.md is stale: regenerate it with "
-        "python -c 'from rocmprov.support import matrix_markdown as m; print(m(), end=\"\")' "
+        "python -c 'from rocmprov.knowledge.matrix import matrix_markdown as m; "
+        "print(m(), end=\"\")' "
         "> docs/support-matrix.md"
     )

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from rocmprov.actions.verify import TESTS, parse_smoke
 from rocmprov.model import Severity
-from rocmprov.verify import TESTS, parse_smoke
 from tests.helpers import rocmprov
 from tests.lab import Lab, LabHost
 

@@ -4,7 +4,8 @@ One function, `resolve`, turns (table, wanted release, host facts, mirrors) into
 roles and the audit need: the stream, the repository URLs, the suite, the key and keyring, the
 pin, the packages, the install prefix, the version files and the torch wheel. Pure Python with
 no import outside the standard library, so plain `ansible-playbook` loads it as a filter plugin
-and rocmprov imports the very same file (rocmprov.releases). No version arithmetic: every path
+and rocmprov imports the very same file (rocmprov.knowledge.releases). No version arithmetic:
+every path
 is a row of the table.
 
     {{ _rocmprov_release_table | rocmprov_release(rocmprov_rocm_version, ansible_facts) }}

@@ -17,7 +17,7 @@ from rocmprov.checks import (
     system,
 )
 from rocmprov.checks.policy import Policy
-from rocmprov.facts import HostFacts
+from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding, Severity
 
 Check = Callable[[HostFacts, Policy], list[Finding]]

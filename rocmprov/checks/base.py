@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from rocmprov.model import Finding, Severity
 
 if TYPE_CHECKING:
-    from rocmprov.support import Verdict
+    from rocmprov.knowledge.matrix import Verdict
 
 OK, SKIPPED, UNKNOWN = Severity.OK, Severity.SKIPPED, Severity.UNKNOWN
 WARNING, CRITICAL = Severity.WARNING, Severity.CRITICAL
@@ -34,7 +34,7 @@ def skipped(check: str, why: str = NO_AMD_GPU) -> Finding:
 def from_verdict(
     check: str, verdict: Verdict, summary: str, *, fix: str = "", subject: str = ""
 ) -> Finding:
-    """A support-matrix verdict (rocmprov.support) as a finding."""
+    """A support-matrix verdict (rocmprov.knowledge.matrix) as a finding."""
     return Finding(
         check,
         verdict.severity,

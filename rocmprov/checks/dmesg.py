@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rocmprov.checks.base import CRITICAL, OK, UNKNOWN, WARNING
 from rocmprov.checks.policy import Policy
-from rocmprov.facts import HostFacts
+from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding, Severity
 from rocmprov.parse.dmesg import DmesgEvent, parse_dmesg
 

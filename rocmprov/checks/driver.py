@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rocmprov.checks.base import CRITICAL, OK, UNKNOWN, WARNING, skipped
 from rocmprov.checks.policy import Policy
-from rocmprov.facts import HostFacts
+from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding
 from rocmprov.parse.system import UserGroups
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, from_verdict, skipped
 from rocmprov.checks.policy import Policy
-from rocmprov.facts import HostFacts
+from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding
 from rocmprov.parse.pci import PciDevice
 
@@ -86,7 +86,7 @@ def check_count(facts: HostFacts, policy: Policy) -> list[Finding]:
 
 
 def check_gfx(facts: HostFacts, policy: Policy) -> list[Finding]:
-    from rocmprov import support
+    from rocmprov.knowledge import matrix as support
 
     if not facts.amd_gpus:
         return [skipped("gpu.gfx")]

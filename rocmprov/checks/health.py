@@ -16,7 +16,7 @@ import yaml
 
 from rocmprov.checks.base import CRITICAL, OK, SKIPPED, WARNING, skipped
 from rocmprov.checks.policy import Policy
-from rocmprov.facts import HostFacts
+from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding, Severity
 from rocmprov.parse.amdsmi_health import BadPages, GpuHealth
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rocmprov.checks.base import CRITICAL, OK, SKIPPED, WARNING
 from rocmprov.checks.health import NOT_REPORTED, _gpus, _na, _sev, thresholds
 from rocmprov.checks.policy import Policy
-from rocmprov.facts import HostFacts
+from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding
 
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from rocmprov.checks.base import CRITICAL, OK, WARNING
 from rocmprov.checks.policy import Policy
-from rocmprov.facts import HostFacts
+from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding
 
 

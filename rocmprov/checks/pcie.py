@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped
 from rocmprov.checks.policy import Policy
-from rocmprov.facts import HostFacts
+from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding
 from rocmprov.parse.pci import AMD_VENDOR, PciDevice, gen_of, human_size
 

@@ -48,7 +48,7 @@ class Policy:
     def target(self, installed: str | None) -> str:
         """The release a host is judged against: the inventory's, else what is really
         installed, else the release table's default (the one `rocmprov apply` installs)."""
-        from rocmprov import releases
+        from rocmprov.knowledge import releases
 
         return self.rocm_version or installed or releases.default_version()
 

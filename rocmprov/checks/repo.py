@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 
 from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped, stray_note
 from rocmprov.checks.policy import Policy
-from rocmprov.expected import ansible_facts_for, distro_packages
-from rocmprov.facts import HostFacts
+from rocmprov.facts.host import HostFacts
+from rocmprov.knowledge.expected import ansible_facts_for, distro_packages
 from rocmprov.model import Finding
 from rocmprov.parse.apt import RepoConfig, parse_pins, signed_by
 
@@ -157,7 +157,7 @@ def _sources(facts: HostFacts, policy: Policy, amd_sources: dict[str, str]) -> l
 
 def _not_the_target(facts: HostFacts, policy: Policy, entries: list[SourceEntry]) -> Finding | None:
     """The site targets a release (inventory) whose ROCm repository is not among the sources."""
-    from rocmprov import releases
+    from rocmprov.knowledge import releases
 
     if not policy.rocm_version or facts.os is None:
         return None
@@ -303,7 +303,7 @@ def check_packages(facts: HostFacts, policy: Policy) -> list[Finding]:
 
 
 def _wanted(facts: HostFacts, policy: Policy, source: str) -> tuple[list[str], str]:
-    from rocmprov import releases
+    from rocmprov.knowledge import releases
 
     if source == "distro":
         wanted = list(policy.packages_distro) or (
@@ -320,7 +320,7 @@ def _wanted(facts: HostFacts, policy: Policy, source: str) -> tuple[list[str], s
 def _other_install(installed: dict[str, str], release: str) -> str:
     """An installed meta-package of the release's stream other than the row's: AMD's legacy
     meta-packages (the table's streams block) or TheRock's per-architecture packages."""
-    from rocmprov import releases
+    from rocmprov.knowledge import releases
 
     row = releases.find(release)
     if row is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped, stray_note
 from rocmprov.checks.policy import Policy
-from rocmprov.facts import HostFacts
+from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding
 
 REF_INSTALL = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/"
@@ -78,7 +78,7 @@ def check_rocm(facts: HostFacts, policy: Policy) -> list[Finding]:
 
 def _same_release(installed: str, wanted: str) -> bool:
     """7.2.1 is what "7.2" or "7.2.1" asks for; "default"/"latest" ask for the table's row."""
-    from rocmprov import releases
+    from rocmprov.knowledge import releases
 
     row = releases.find(wanted)
     want = row.version if row else wanted
@@ -88,7 +88,7 @@ def _same_release(installed: str, wanted: str) -> bool:
 
 
 def check_torch(facts: HostFacts, policy: Policy) -> list[Finding]:
-    from rocmprov import support
+    from rocmprov.knowledge import matrix as support
 
     t = facts.torch
     if t is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rocmprov.checks.base import NO_AMD_GPU, OK, UNKNOWN, WARNING, from_verdict, skipped
 from rocmprov.checks.policy import Policy
-from rocmprov.facts import HostFacts
+from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding
 
 REF_TUNING = "https://rocm.docs.amd.com/en/latest/how-to/system-optimization/mi300x.html"
@@ -15,7 +15,7 @@ def target_rocm(facts: HostFacts, policy: Policy) -> str:
 
 
 def check_os(facts: HostFacts, policy: Policy) -> list[Finding]:
-    from rocmprov import support
+    from rocmprov.knowledge import matrix as support
 
     if facts.os is None:
         return [Finding("os.supported", UNKNOWN, "os-release not collected")]

@@ -41,8 +41,8 @@ from rocmprov.collect.bundle_io import (
     write_private,
     write_tar,
 )
+from rocmprov.collect.scrub import scrub
 from rocmprov.exitcodes import InputError, UsageError
-from rocmprov.scrub import scrub
 
 SCHEMA = "rocmprov.bundle/1"
 MAX_STDERR = 4096

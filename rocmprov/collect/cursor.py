@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocmprov.collect.atomic import DIR_FLAGS, open_private_dir, replace_in_dir
+from rocmprov.store.atomic import DIR_FLAGS, open_private_dir, replace_in_dir
 
 CURSOR_PREFIX = "dmesg-cursor."
 CONSUMERS = ("health", "metrics", "collection", "audit")

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from rocmprov.collect.bundle import Bundle
 from rocmprov.collect.host import collect_host
+from rocmprov.collect.probes import Probe, build_probes
 from rocmprov.collect.remote import collect_remote
-from rocmprov.inventory import HostSpec
-from rocmprov.probes import Probe, build_probes
+from rocmprov.inventory.hosts import HostSpec
 from rocmprov.transport.base import FailureClass, HostUnreachable
 from rocmprov.transport.local import LocalTransport
 from rocmprov.transport.ssh import DEFAULT_CONNECT_TIMEOUT, SSHOptions, SSHTransport

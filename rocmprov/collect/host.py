@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from rocmprov.collect.bundle import Bundle, ProbeOutput
-from rocmprov.probes import Probe
+from rocmprov.collect.probes import Probe
 from rocmprov.transport.base import CommandResult, Transport
 
 PARALLEL = 8  # probes at a time under a deadline

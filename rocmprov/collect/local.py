@@ -6,8 +6,8 @@ import platform
 
 from rocmprov.collect.bundle import Bundle
 from rocmprov.collect.host import collect_host
+from rocmprov.collect.probes import Probe
 from rocmprov.collect.sysfs import run_pci_sysfs
-from rocmprov.probes import Probe
 from rocmprov.transport.local import LocalTransport
 
 

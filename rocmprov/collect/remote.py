@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
 from rocmprov.collect.bundle import Bundle, ProbeOutput
-from rocmprov.probes import Probe
+from rocmprov.collect.probes import Probe
 from rocmprov.transport.base import FailureClass, HostUnreachable
 from rocmprov.transport.ssh import KILL_GRACE, TIMEOUT_RC, SSHTransport, _secs, decode
 

@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from rocmprov.probes import PCI_SYSFS_ATTRS
+from rocmprov.collect.probes import PCI_SYSFS_ATTRS
 from rocmprov.transport.base import CommandResult
 
 

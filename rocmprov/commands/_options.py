@@ -19,7 +19,7 @@ def check_forks(value: object) -> int:
 
 def gpu_user_arg(text: str | None) -> tuple[str, ...]:
     """--gpu-user "alice,bob" as checked user names; "" is none given (the default applies)."""
-    from rocmprov.hostnames import check_user
+    from rocmprov.inventory.hostnames import check_user
 
     names = dict.fromkeys(n.strip() for n in (text or "").split(",") if n.strip())
     return tuple(check_user("--gpu-user", "--gpu-user", n) for n in names)

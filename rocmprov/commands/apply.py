@@ -119,7 +119,7 @@ def _options(args: argparse.Namespace) -> Any:
     if "," not in inv and not Path(inv).expanduser().exists():
         raise UsageError(f"no such inventory: {inv}")
     # Ansible resolves the inventory and --limit: a bad one is a usage error, before any change.
-    from rocmprov.inventory import load_inventory
+    from rocmprov.inventory.hosts import load_inventory
 
     load_inventory(inv, limit=args.limit)
     return ApplyOptions(

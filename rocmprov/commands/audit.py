@@ -15,7 +15,7 @@ from rocmprov.exitcodes import Exit, UsageError
 from rocmprov.report import FORMATS
 
 if TYPE_CHECKING:
-    from rocmprov.drift import Baseline
+    from rocmprov.fleet.drift import Baseline
     from rocmprov.model import AuditResult
 
 MANIFEST = "manifest.json"
@@ -119,10 +119,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace):
-    from rocmprov.audit import audit_bundle, audit_local
+    from rocmprov.audit.host import audit_bundle, audit_local
     from rocmprov.checks.policy import Policy
     from rocmprov.collect.bundle import read_bundle
-    from rocmprov.inventory import torch_python
+    from rocmprov.inventory.hosts import torch_python
     from rocmprov.model import AuditResult
 
     hostvars = {"rocmprov_rocm_version": args.rocm_version} if args.rocm_version else {}
@@ -146,7 +146,7 @@ def _audit(args: argparse.Namespace):
             reports.append(report)
         return AuditResult(tuple(reports))
     if args.inventory:
-        from rocmprov.fleet_audit import audit_inventory
+        from rocmprov.fleet.fanout import audit_inventory
 
         return audit_inventory(args, hostvars)
     python, fallback = (args.python, "") if args.python else torch_python(hostvars)
@@ -188,7 +188,7 @@ def _check_drift_args(args: argparse.Namespace) -> Baseline | None:
     """Before any host is reached: --save-baseline's directory, and a --baseline that names a
     file (read now: a bad file is one line and exit 64). A --baseline that is no file is taken
     as a host name and checked once the audit is done."""
-    from rocmprov.drift import BaselineError, load_baseline
+    from rocmprov.fleet.drift import BaselineError, load_baseline
 
     if args.save_baseline is not None:
         from rocmprov.report.output import check_target
@@ -216,7 +216,7 @@ def _check_drift_args(args: argparse.Namespace) -> Baseline | None:
 
 def _drift(result: AuditResult, args: argparse.Namespace, baseline: Baseline | None):
     """Add the drift findings; write --save-baseline (0600, replaced atomically)."""
-    from rocmprov.drift import (
+    from rocmprov.fleet.drift import (
         Baseline,
         dump_baseline,
         flatten,
@@ -253,7 +253,7 @@ def audit_after_apply(
 ) -> AuditResult:
     """The audit `rocmprov apply` runs on the same hosts after a real apply, judging them by
     the same rocmprov_* variables apply was given with -e (release, source, package lists)."""
-    from rocmprov.fleet_audit import audit_inventory
+    from rocmprov.fleet.fanout import audit_inventory
 
     parser = argparse.ArgumentParser(add_help=False)
     add_arguments(parser)

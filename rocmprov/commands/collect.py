@@ -55,14 +55,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _bundles(args: argparse.Namespace):
     if args.inventory:
-        from rocmprov.fleet_audit import collect_inventory
+        from rocmprov.fleet.fanout import collect_inventory
 
         yield from collect_inventory(args)
         return
     from rocmprov.collect.local import collect_local
+    from rocmprov.collect.probes import build_probes
     from rocmprov.commands._options import gpu_user_arg
-    from rocmprov.inventory import torch_python
-    from rocmprov.probes import build_probes
+    from rocmprov.inventory.hosts import torch_python
 
     python, fallback = (args.python, "") if args.python else torch_python({})
     probes = build_probes(

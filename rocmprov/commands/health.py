@@ -163,7 +163,7 @@ def _clear_kernel_findings(args: argparse.Namespace) -> int:
         saved_consumers,
         state_dir,
     )
-    from rocmprov.probes import build_probes
+    from rocmprov.collect.probes import build_probes
     from rocmprov.transport.local import LocalTransport
 
     if args.dry_run:
@@ -191,7 +191,7 @@ def _audit(args: argparse.Namespace):
     if args.result:
         return _read_result(args.result), None, ""
     if args.bundle:
-        from rocmprov.audit import audit_bundle
+        from rocmprov.audit.host import audit_bundle
         from rocmprov.collect.bundle import read_bundle
         from rocmprov.exitcodes import InputError
 
@@ -201,7 +201,7 @@ def _audit(args: argparse.Namespace):
             raise UsageError(str(exc)) from exc
         return audit_bundle(bundle), bundle, ""
     try:
-        from rocmprov.audit import audit_local
+        from rocmprov.audit.host import audit_local
 
         report, bundle = audit_local(
             profile="quick", consumer=STATE, keep_state=not args.dry_run, deadline=args.deadline

@@ -11,9 +11,9 @@ from rocmprov.commands._options import add_fleet_options
 from rocmprov.exitcodes import Exit, UsageError
 
 if TYPE_CHECKING:
+    from rocmprov.actions.repair import Outcome, Plan
     from rocmprov.model import AuditResult
     from rocmprov.provision.runner import ApplyResult
-    from rocmprov.repair import Outcome, Plan
 
 HELP = "audit, apply only the remedies of software findings, audit again; BIOS items to a human"
 
@@ -35,8 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rocmprov.fleet_audit import audit_inventory
-    from rocmprov.repair import outcomes, plan
+    from rocmprov.actions.repair import outcomes, plan
+    from rocmprov.fleet.fanout import audit_inventory
 
     if args.format not in ("table", "json"):
         raise UsageError(f"unknown format {args.format!r} (choose from table, json)")
@@ -108,7 +108,7 @@ def _exit(before: AuditResult, result: tuple[Outcome, ...], check: bool) -> int:
 
 
 def _document(p: Plan, result: tuple[Outcome, ...], applied: ApplyResult | None, code: int) -> dict:
-    from rocmprov.repair import SCHEMA
+    from rocmprov.actions.repair import SCHEMA
 
     return {
         "schema": SCHEMA,

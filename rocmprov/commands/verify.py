@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rocmprov.verify import SCHEMA
+    from rocmprov.actions.verify import SCHEMA
 
     if args.format not in ("table", "json"):
         raise UsageError(f"unknown format {args.format!r} (choose from table, json)")
@@ -68,7 +68,7 @@ def _active(args: argparse.Namespace):
 
         yield run_active(LocalTransport())
         return
-    from rocmprov.fleet_audit import active_inventory
+    from rocmprov.fleet.fanout import active_inventory
 
     yield from active_inventory(args)
 
@@ -107,14 +107,14 @@ def _active_table(reports) -> None:
 
 
 def _reports(args: argparse.Namespace):
-    from rocmprov.verify import run_verify
+    from rocmprov.actions.verify import run_verify
 
     if args.local:
         from rocmprov.transport.local import LocalTransport
 
         yield run_verify(LocalTransport(), args.python or sys.executable)
         return
-    from rocmprov.fleet_audit import verify_inventory
+    from rocmprov.fleet.fanout import verify_inventory
 
     yield from verify_inventory(args)
 

@@ -18,7 +18,7 @@ import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
-from rocmprov import releases
+from rocmprov.knowledge import releases
 
 _STATUSES = {"production", "preview", "unconfirmed"}
 _STREAMS = {"legacy", "therock"}

@@ -218,7 +218,7 @@ def describe_change(task: str, res: Mapping[str, Any]) -> str:
     """One change as the admin reads it: the task, a short message (e.g. the key URL check mode
     would fetch), and a unified diff of each file when Ansible sent one (--diff); a loop's
     changed items each with theirs. Scrubbed, bounded."""
-    from rocmprov.scrub import scrub
+    from rocmprov.collect.scrub import scrub
 
     lines = [task]
     items = res.get("results")

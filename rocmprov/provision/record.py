@@ -9,7 +9,7 @@ What keeps secrets out of the record:
 - every event is scrubbed (Scrubber.obj) before ansible-runner writes it to job_events/ and to
   stdout; at the end every file of the run directory is scrubbed again (scrub_run_dir): JSON
   files value by value (secret-named keys redacted at any depth, secret values replaced inside
-  any string), other text files by value and then by rocmprov.scrub.scrub, binary files by value.
+  any string), other text files by value and then by collect.scrub.scrub, binary files by value.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rocmprov.collect.scrub import scrub
 from rocmprov.exitcodes import UsageError
 from rocmprov.provision.extravars import is_secret_name, secret_values
-from rocmprov.scrub import scrub
 
 REDACTED = "********"
 REQUEST_FILE = "rocmprov-apply.json"
@@ -159,7 +159,7 @@ class Scrubber:
 
     def obj(self, node: Any, *, free_text: bool = False) -> Any:
         """A copy of a JSON-like document: secret-named keys redacted at any depth, secret
-        values replaced inside every string, and (free_text) rocmprov.scrub.scrub on strings."""
+        values replaced inside every string, and (free_text) collect.scrub.scrub on strings."""
         if isinstance(node, Mapping):
             out: dict[Any, Any] = {}
             for k, v in node.items():

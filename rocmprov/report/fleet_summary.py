@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from rocmprov.drift import CHECK as DRIFT
+from rocmprov.fleet.drift import CHECK as DRIFT
 from rocmprov.model import AuditResult, FleetGroup, HostReport, Severity, count
 from rocmprov.report.safe import STYLE, printable
 

@@ -21,8 +21,8 @@ from html import escape
 from typing import Any
 
 from rocmprov import __version__
-from rocmprov.drift import CHECK as DRIFT
-from rocmprov.drift import LABELS, flatten
+from rocmprov.fleet.drift import CHECK as DRIFT
+from rocmprov.fleet.drift import LABELS, flatten
 from rocmprov.model import AuditResult, HostReport, Severity, count
 from rocmprov.report.html_page import PAGE
 

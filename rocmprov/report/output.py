@@ -34,7 +34,7 @@ def check_target(path: Path, flag: str = "--output") -> None:
 
 
 def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
-    from rocmprov.collect.atomic import replace_in_dir
+    from rocmprov.store.atomic import replace_in_dir
 
     parent = path.parent if str(path.parent) else Path(".")
     dfd = os.open(parent, _DIR)

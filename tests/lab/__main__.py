@@ -33,7 +33,7 @@ def cmd_serve(lab: Lab, args: argparse.Namespace) -> int:
 
     import yaml
 
-    from rocmprov import releases
+    from rocmprov.knowledge import releases
 
     from . import amdrepo, pyindex
 

@@ -7,7 +7,7 @@ Inventory values (ansible_host/port/user/key) win over ssh_config, as with Ansib
 One concern a module:
 - known_hosts: the known_hosts files and the host key policy (unknown: refused unless
   accept_new; changed or @revoked: always refused)
-- config: ssh_config resolution (every name checked by rocmprov.hostnames before the lookup),
+- config: ssh_config resolution (every name checked by inventory.hostnames before the lookup),
   `Target`, `SSHOptions`
 - jump: ProxyJump chains
 - auth: public key authentication (key files, ssh-agent, ~/.ssh/id_*)

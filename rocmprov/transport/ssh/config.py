@@ -1,5 +1,5 @@
 """ssh_config resolution: what one name means (HostName, User, Port, IdentityFile, ...), with
-every host name, user and port checked (rocmprov.hostnames) before paramiko looks it up.
+every host name, user and port checked (rocmprov.inventory.hostnames) before paramiko looks it up.
 
 paramiko's `SSHConfig.lookup` runs `Match exec` commands through a shell with %h, %p, %r
 pasted in, so a name is checked before it is looked up, and what the lookup gives back
@@ -19,7 +19,7 @@ from pathlib import Path
 import paramiko
 
 from rocmprov.exitcodes import UsageError
-from rocmprov.hostnames import (
+from rocmprov.inventory.hostnames import (
     JumpHop,
     check_host,
     check_port,

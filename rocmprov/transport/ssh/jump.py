@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import paramiko
 
-from rocmprov.hostnames import MAX_JUMPS
+from rocmprov.inventory.hostnames import MAX_JUMPS
 from rocmprov.transport.ssh.config import Target, resolve
 
 

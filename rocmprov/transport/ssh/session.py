@@ -3,7 +3,7 @@
 One `SSHTransport` is one TCP connection (TCP_NODELAY, or a ProxyCommand, or a channel through
 ProxyJump hops) with one authenticated SSH session; every command is an exec channel on it.
 Everything it is given (address, port, user, become user) and everything ssh_config gives back
-is checked at construction (rocmprov.hostnames: BadHostValue, a UsageError); after that, every
+is checked at construction (inventory.hostnames: BadHostValue, a UsageError); after that, every
 failure is a `HostUnreachable` with one `FailureClass` and a one-line message: nothing else
 escapes `connect` and `run`.
 """
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import paramiko
 
-from rocmprov.hostnames import check_user
+from rocmprov.inventory.hostnames import check_user
 from rocmprov.transport.base import CommandResult, FailureClass, HostUnreachable
 from rocmprov.transport.ssh.auth import authenticate
 from rocmprov.transport.ssh.command import (
@@ -44,7 +44,7 @@ from rocmprov.transport.ssh.wire import (
 )
 
 if TYPE_CHECKING:
-    from rocmprov.inventory import HostSpec
+    from rocmprov.inventory.hosts import HostSpec
 
 # paramiko logs transport-thread errors (with tracebacks); never let them reach the user's
 # terminal through logging's last-resort handler. Failures are reported as HostUnreachable.

@@ -8,7 +8,7 @@ arms a deadline that closes it. One thread and a heap serve all of a run's conne
 2,000-host audit.
 
 The thread exists only while a deadline is armed: an idle process is single-threaded again
-(rocmprov.fleet_checks forks its worker only then, and `repair` audits twice in one process).
+(rocmprov.fleet.checker forks its worker only then, and `repair` audits twice in one process).
 A deadline that comes due runs its action in a thread of its own: a close can block (a channel
 through a jump host whose socket is full) and must not hold up any other connection's deadline.
 """

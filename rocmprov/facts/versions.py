@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from rocmprov.collect.bundle import Bundle, ProbeOutput
-from rocmprov.facts import HostFacts
+from rocmprov.facts.host import HostFacts
 from rocmprov.parse.firmware import (
     GpuFirmware,
     parse_amd_smi_firmware,

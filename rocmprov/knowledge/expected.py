@@ -49,7 +49,7 @@ def distro_packages(os_id: str, version_id: str) -> list[str]:
 
 def ansible_facts_for(os_id: str, version_id: str) -> dict[str, str]:
     """The Ansible facts the playbooks would see on a host with this os-release, for the
-    release resolver (rocmprov.releases.resolve) that the playbooks use."""
+    release resolver (rocmprov.knowledge.releases.resolve) that the playbooks use."""
     dist, family = _DISTRIBUTION.get(os_id, (os_id.capitalize(), ""))
     return {
         "distribution": dist,

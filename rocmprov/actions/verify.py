@@ -1,4 +1,4 @@
-"""rocmprov verify: run the torch smoke tests (rocmprov/smoke.py) on a host and judge them."""
+"""rocmprov verify: run the torch smoke tests (actions/smoke.py) on a host and judge them."""
 
 from __future__ import annotations
 

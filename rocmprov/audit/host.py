@@ -9,8 +9,8 @@ from typing import Any
 from rocmprov.checks import run_checks
 from rocmprov.checks.policy import Policy
 from rocmprov.collect.bundle import Bundle, ProbeOutput
-from rocmprov.facts import build_facts
-from rocmprov.inventory_versions import build_inventory
+from rocmprov.facts.host import build_facts
+from rocmprov.facts.versions import build_inventory
 from rocmprov.model import Finding, HostReport, Severity
 
 # Checks whose only source is a probe the quick profile leaves out: UNKNOWN there means "not
@@ -71,7 +71,7 @@ def audit_local(
     mode) leaves that state as it was. `deadline`: seconds for all probes together (they run
     in parallel), None: each probe's own timeout, one after another."""
     from rocmprov.collect.local import collect_local
-    from rocmprov.probes import build_probes, for_profile
+    from rocmprov.collect.probes import build_probes, for_profile
 
     start = time.monotonic()
     probes = build_probes(gpu_users=gpu_users, python=python, python_fallback=python_fallback)
@@ -119,7 +119,7 @@ def _state_not_saved(report: HostReport, exc: Exception) -> HostReport:
 def _not_collected(f: Finding, left_out: set[str]) -> Finding:
     from dataclasses import replace
 
-    from rocmprov.probes import PROFILE_SKIPPED
+    from rocmprov.collect.probes import PROFILE_SKIPPED
 
     needs = CHECK_PROBES.get(f.check, ())
     if f.severity is Severity.UNKNOWN and needs and left_out.issuperset(needs):

@@ -33,9 +33,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rocmprov.collect.atomic import DIR_FLAGS, open_private_dir, replace_in_dir
+from rocmprov.store.atomic import DIR_FLAGS, open_private_dir, replace_in_dir
 
-SCHEMA = "rocmprov.inventory-cache/1"
+SCHEMA = "rocmprov.inventory.hosts-cache/1"
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 _MAX_ENTRY = 256 * 1024 * 1024
 _MAX_FILES = 5000  # an inventory tree larger than this is not cached

@@ -3,7 +3,7 @@
 Ansible does the parsing (INI, YAML, ranges, children, group_vars/host_vars, plugins) and the
 `--limit` patterns, so a host list here is exactly the one `ansible-playbook` would use. This
 module only turns Ansible's JSON into `HostSpec`s. Ansible's answer is cached while the
-inventory's files are unchanged (rocmprov.inventory_cache).
+inventory's files are unchanged (rocmprov.inventory.cache).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from rocmprov.exitcodes import UsageError
-from rocmprov.hostnames import check_host, check_port, check_user
-from rocmprov.inventory_cache import cached_inventory
+from rocmprov.inventory.cache import cached_inventory
+from rocmprov.inventory.hostnames import check_host, check_port, check_user
 
 INVENTORY_TIMEOUT = 120.0  # a dynamic inventory plugin may be slow; never wait forever
 _TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})

@@ -38,7 +38,7 @@ Report = Callable[[str, Any, Mapping[str, Any], float], HostReport]
 
 def _warm() -> None:
     """Load the checks' tables (troubleshooting table, releases...) in the worker, once."""
-    from rocmprov.audit import audit_bundle
+    from rocmprov.audit.host import audit_bundle
     from rocmprov.checks.policy import Policy
     from rocmprov.kb import match
 

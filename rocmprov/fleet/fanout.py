@@ -14,17 +14,17 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from rocmprov.audit import audit_bundle
+from rocmprov.audit.host import audit_bundle
 from rocmprov.checks.policy import Policy
 from rocmprov.collect.bundle import Bundle
-from rocmprov.hostnames import strip_brackets
+from rocmprov.inventory.hostnames import strip_brackets
 from rocmprov.model import AuditResult, Finding, HostReport, Severity
 from rocmprov.transport.base import FailureClass, HostUnreachable
 from rocmprov.transport.ssh.known_hosts import forget_command, known_name
 
 
 def _hosts(args: argparse.Namespace, extra_vars: Mapping[str, Any] | None = None) -> list:
-    from rocmprov.inventory import load_inventory
+    from rocmprov.inventory.hosts import load_inventory
 
     hosts = load_inventory(args.inventory, limit=args.limit, extra_vars=extra_vars)
     overrides: dict[str, Any] = {}
@@ -153,7 +153,7 @@ def _known_name(result: HostUnreachable, spec_name: str, hostvars: Mapping[str, 
 
 
 def audit_inventory(args: argparse.Namespace, cli_vars: Mapping[str, Any]) -> AuditResult:
-    from rocmprov.fleet_checks import Checker
+    from rocmprov.fleet.checker import Checker
 
     hosts = _hosts(args, cli_vars)
     order = {h.name: i for i, h in enumerate(hosts)}
@@ -191,8 +191,8 @@ def _per_host(args: argparse.Namespace, one: Callable[[Any, Any], Any]) -> Itera
 
 
 def verify_inventory(args: argparse.Namespace) -> Iterator[Any]:
+    from rocmprov.actions.verify import VerifyReport, run_verify
     from rocmprov.transport.ssh import SSHTransport
-    from rocmprov.verify import VerifyReport, run_verify
 
     def one(spec: Any, options: Any) -> VerifyReport:
         python, fallback = (args.python, "") if args.python else (spec.python, spec.python_fallback)
