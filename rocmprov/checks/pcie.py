@@ -12,9 +12,9 @@ from dataclasses import replace
 
 from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped
 from rocmprov.checks.policy import Policy
-from rocmprov.facts.host import HostFacts
+from rocmprov.facts.host import HostFacts, slot_port
 from rocmprov.model import Finding
-from rocmprov.parse.pci import AMD_VENDOR, PciDevice, gen_of, human_size
+from rocmprov.parse.pci import PciDevice, gen_of, human_size
 
 REF_TUNING = "https://rocm.docs.amd.com/en/latest/how-to/system-optimization/mi300x.html"
 REF_BAR = "https://rocm.docs.amd.com/en/latest/how-to/system-optimization/mi200.html"
@@ -32,17 +32,6 @@ BIOS_BAR = (
 )
 SMALL_BAR = 256 << 20
 DOORBELL_BAR = 2 << 20  # the doorbell BAR (2M, prefetchable) is never the VRAM aperture
-
-
-def slot_port(facts: HostFacts, gpu: PciDevice) -> PciDevice:
-    """The highest AMD bridge above the GPU (the card's upstream switch port), else the GPU."""
-    port = gpu
-    for _ in range(16):
-        parent = facts.device(port.parent) if port.parent else None
-        if parent is None or parent.vendor_id != AMD_VENDOR or not parent.is_bridge:
-            return port
-        port = parent
-    return port
 
 
 LINK_IDS = ("pcie.link.width", "pcie.link.speed")  # every link finding has one of these ids

@@ -13,7 +13,7 @@ from rocmprov.collect.bundle import Bundle, ProbeOutput
 from rocmprov.parse.amdsmi_health import HEALTH_PROBES, GpuHealthFacts, build_health
 from rocmprov.parse.apt import RepoConfig, parse_apt_rocm, parse_packages
 from rocmprov.parse.lspci import parse_lspci
-from rocmprov.parse.pci import PciDevice
+from rocmprov.parse.pci import AMD_VENDOR, PciDevice
 from rocmprov.parse.rocm import (
     RocmInstall,
     VersionRecord,
@@ -121,8 +121,6 @@ class HostFacts:
         """Per AMD GPU: the live readings amd-smi gave (joined to the PCI address through
         amd-smi static / rocm-smi by index) and the PCIe link the PCI probes saw. Keys whose
         value is unknown are left out; a GPU amd-smi did not report still has its link."""
-        from rocmprov.checks.pcie import slot_port  # the checks import this module
-
         bdf_of = {g.index: _full_bdf(g.bdf) for g in self.smi_gpus or () if g.bdf}
         rows: dict[str, dict[str, Any]] = {}
         for pos, d in enumerate(sorted(self.amd_gpus, key=lambda d: d.bdf)):
@@ -152,6 +150,17 @@ class HostFacts:
                 if value is not None:
                     row[key] = value
         return sorted(rows.values(), key=lambda r: (int(r["gpu"]), r["bdf"]))
+
+
+def slot_port(facts: HostFacts, gpu: PciDevice) -> PciDevice:
+    """The highest AMD bridge above the GPU (the card's upstream switch port), else the GPU."""
+    port = gpu
+    for _ in range(16):
+        parent = facts.device(port.parent) if port.parent else None
+        if parent is None or parent.vendor_id != AMD_VENDOR or not parent.is_bridge:
+            return port
+        port = parent
+    return port
 
 
 def _ok(out: ProbeOutput | None) -> str | None:
