@@ -175,6 +175,31 @@ def test_no_circle_between_modules() -> None:
     assert _cycles(graph) == []
 
 
+# modules with a command line of their own (python -m ...), not rocmprov's commands
+OWN_COMMAND_LINE = {"rocmprov.data.check"}
+
+
+def test_argparse_stays_in_the_commands() -> None:
+    """Below commands/ functions take typed options (fleet.options.FleetOptions, ...), never an
+    argparse Namespace: argparse is imported by cli and commands/ only."""
+    users = set()
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                names = {node.module or ""}
+            else:
+                continue
+            if "argparse" in names:
+                users.add(name)
+    below = {
+        m for m in users if unit(m) not in ("rocmprov.commands", "rocmprov.cli")
+    } - OWN_COMMAND_LINE
+    assert not below, f"argparse below commands/: {sorted(below)}"
+
+
 @pytest.mark.parametrize(
     ("module", "target", "allowed"),
     [

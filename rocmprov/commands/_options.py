@@ -1,5 +1,6 @@
-"""Options that every command reaching hosts over SSH shares (audit, collect, repair, verify),
-and the one check of --forks that every command uses (apply too)."""
+"""Options that every command reaching hosts over SSH shares (audit, collect, repair, verify):
+the flags (add_fleet_options), the typed FleetOptions the fleet is given (fleet_options), and the
+one check of --forks that every command uses (apply too)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 from pathlib import Path
 
 from rocmprov.exitcodes import UsageError
+from rocmprov.fleet.options import FleetOptions
 
 
 def check_forks(value: object) -> int:
@@ -49,3 +51,19 @@ def add_fleet_options(parser: argparse.ArgumentParser, *, forks: int, become: bo
         )
     parser.add_argument("--ssh-config", type=Path, help="ssh_config file (default ~/.ssh/config)")
     parser.add_argument("--known-hosts", type=Path, help="known_hosts file (~/.ssh/known_hosts)")
+
+
+def fleet_options(args: argparse.Namespace) -> FleetOptions:
+    """The parsed flags of add_fleet_options (and a command's --gpu-user, --python) as the
+    fleet's typed options; a flag the command does not have takes the default."""
+    return FleetOptions(
+        inventory=args.inventory,
+        limit=args.limit,
+        forks=args.forks,
+        accept_new=args.accept_new,
+        become=getattr(args, "become", False),
+        ssh_config=args.ssh_config,
+        known_hosts=args.known_hosts,
+        gpu_users=gpu_user_arg(getattr(args, "gpu_user", "") or ""),
+        python=getattr(args, "python", "") or "",
+    )

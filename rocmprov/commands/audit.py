@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rocmprov.commands._options import add_fleet_options, gpu_user_arg
+from rocmprov.commands._options import add_fleet_options, fleet_options, gpu_user_arg
 from rocmprov.exitcodes import Exit, UsageError
 from rocmprov.report import FORMATS
 
@@ -148,7 +148,7 @@ def _audit(args: argparse.Namespace):
     if args.inventory:
         from rocmprov.fleet.fanout import audit_inventory
 
-        return audit_inventory(args, hostvars)
+        return audit_inventory(fleet_options(args), hostvars)
     python, fallback = (args.python, "") if args.python else torch_python(hostvars)
     report, _ = audit_local(
         become=args.become,
@@ -254,12 +254,10 @@ def audit_after_apply(
     """The audit `rocmprov apply` runs on the same hosts after a real apply, judging them by
     the same rocmprov_* variables apply was given with -e (release, source, package lists)."""
     from rocmprov.fleet.fanout import audit_inventory
+    from rocmprov.fleet.options import FleetOptions
 
-    parser = argparse.ArgumentParser(add_help=False)
-    add_arguments(parser)
-    args = parser.parse_args([inventory, *(["--limit", limit] if limit else [])])
     same = {k: v for k, v in (extravars or {}).items() if str(k).startswith("rocmprov_")}
-    return audit_inventory(args, same)
+    return audit_inventory(FleetOptions(inventory, limit=limit or None, forks=64), same)
 
 
 def _render(result, args: argparse.Namespace) -> None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rocmprov.commands._options import add_fleet_options
+from rocmprov.commands._options import add_fleet_options, fleet_options
 from rocmprov.exitcodes import Exit, UsageError
 
 HELP = "write a support bundle per host (raw outputs + manifest.json), secrets scrubbed"
@@ -57,7 +57,7 @@ def _bundles(args: argparse.Namespace):
     if args.inventory:
         from rocmprov.fleet.fanout import collect_inventory
 
-        yield from collect_inventory(args)
+        yield from collect_inventory(fleet_options(args))
         return
     from rocmprov.collect.local import collect_local
     from rocmprov.collect.probes import build_probes

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from rocmprov.commands._options import add_fleet_options
+from rocmprov.commands._options import add_fleet_options, fleet_options
 from rocmprov.exitcodes import Exit, UsageError
 
 if TYPE_CHECKING:
@@ -41,13 +41,14 @@ def run(args: argparse.Namespace) -> int:
     if args.format not in ("table", "json"):
         raise UsageError(f"unknown format {args.format!r} (choose from table, json)")
     cli_vars = _extra(args)
-    before = audit_inventory(args, cli_vars)
+    fleet = fleet_options(args)
+    before = audit_inventory(fleet, cli_vars)
     p = plan(before)
     after = None
     applied = None
     if p.hosts and not args.check:
         applied = _apply(args, p, cli_vars)
-        after = audit_inventory(args, cli_vars)
+        after = audit_inventory(fleet, cli_vars)
     result = outcomes(before, after, p)
     code = _exit(before, result, args.check)
     if args.format == "json":

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from rocmprov.commands._options import add_fleet_options
+from rocmprov.commands._options import add_fleet_options, fleet_options
 from rocmprov.exitcodes import UsageError
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def _active(args: argparse.Namespace):
         return
     from rocmprov.fleet.fanout import active_inventory
 
-    yield from active_inventory(args)
+    yield from active_inventory(fleet_options(args))
 
 
 def _console() -> Console:
@@ -116,7 +116,7 @@ def _reports(args: argparse.Namespace):
         return
     from rocmprov.fleet.fanout import verify_inventory
 
-    yield from verify_inventory(args)
+    yield from verify_inventory(fleet_options(args))
 
 
 def _table(reports) -> None:

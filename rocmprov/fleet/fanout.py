@@ -6,7 +6,6 @@ cannot be reached ends as a named failure class, never as a failed check or a tr
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -17,24 +16,23 @@ from typing import Any
 from rocmprov.audit.host import audit_bundle
 from rocmprov.checks.policy import Policy
 from rocmprov.collect.bundle import Bundle
+from rocmprov.fleet.options import FleetOptions
 from rocmprov.inventory.hostnames import strip_brackets
 from rocmprov.model import AuditResult, Finding, HostReport, Severity
 from rocmprov.transport.base import FailureClass, HostUnreachable
 from rocmprov.transport.ssh.known_hosts import forget_command, known_name
 
 
-def _hosts(args: argparse.Namespace, extra_vars: Mapping[str, Any] | None = None) -> list:
+def _hosts(opts: FleetOptions, extra_vars: Mapping[str, Any] | None = None) -> list:
     from rocmprov.inventory.hosts import load_inventory
 
-    hosts = load_inventory(args.inventory, limit=args.limit, extra_vars=extra_vars)
+    hosts = load_inventory(opts.inventory, limit=opts.limit, extra_vars=extra_vars)
     overrides: dict[str, Any] = {}
-    if getattr(args, "gpu_user", ""):
-        from rocmprov.commands._options import gpu_user_arg
-
-        overrides["gpu_users"] = gpu_user_arg(args.gpu_user)
-    if getattr(args, "python", ""):
-        overrides["python"], overrides["python_fallback"] = args.python, ""
-    if getattr(args, "become", False):
+    if opts.gpu_users:
+        overrides["gpu_users"] = opts.gpu_users
+    if opts.python:
+        overrides["python"], overrides["python_fallback"] = opts.python, ""
+    if opts.become:
         overrides["become"] = True
     if overrides:
         from dataclasses import replace
@@ -47,11 +45,11 @@ def _path(value: Any) -> Path | None:
     return Path(value) if value else None
 
 
-def ssh_files(args: argparse.Namespace, hosts: list) -> tuple[Path | None, Path | None]:
+def ssh_files(opts: FleetOptions, hosts: list) -> tuple[Path | None, Path | None]:
     """known_hosts and ssh_config: the flags, else what the inventory's
     ansible_ssh_common_args/ansible_ssh_extra_args say (-o UserKnownHostsFile=, -F) when
     every host says the same, so an inventory that works with Ansible works here."""
-    known, config = _path(args.known_hosts), _path(args.ssh_config)
+    known, config = _path(opts.known_hosts), _path(opts.ssh_config)
     seen = {_ssh_args(h.vars) for h in hosts}
     if len(seen) == 1:
         inv_known, inv_config = seen.pop()
@@ -82,15 +80,15 @@ def _ssh_args(hostvars: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _stream(
-    args: argparse.Namespace, hosts: list
+    opts: FleetOptions, hosts: list
 ) -> Iterator[tuple[Any, Bundle | HostUnreachable]]:
     from rocmprov.collect.fleet import collect_fleet
     from rocmprov.transport.ssh import SSHOptions
 
-    known, config = ssh_files(args, hosts)
-    options = SSHOptions.load(known_hosts=known, ssh_config=config, accept_new=args.accept_new)
+    known, config = ssh_files(opts, hosts)
+    options = SSHOptions.load(known_hosts=known, ssh_config=config, accept_new=opts.accept_new)
     preflight(hosts, options)  # the same options (files read once, names looked up once)
-    results = collect_fleet(hosts, forks=args.forks, options=options)
+    results = collect_fleet(hosts, forks=opts.forks, options=options)
     with _Progress(len(hosts)) as progress:
         for spec, result in results:
             progress.done(spec.name, result)
@@ -152,14 +150,14 @@ def _known_name(result: HostUnreachable, spec_name: str, hostvars: Mapping[str, 
         return str(address)
 
 
-def audit_inventory(args: argparse.Namespace, cli_vars: Mapping[str, Any]) -> AuditResult:
+def audit_inventory(opts: FleetOptions, cli_vars: Mapping[str, Any]) -> AuditResult:
     from rocmprov.fleet.checker import Checker
 
-    hosts = _hosts(args, cli_vars)
+    hosts = _hosts(opts, cli_vars)
     order = {h.name: i for i, h in enumerate(hosts)}
     start = time.monotonic()
     with Checker(len(hosts), host_report) as checker:  # the checks beside the SSH threads
-        for spec, result in _stream(args, hosts):
+        for spec, result in _stream(opts, hosts):
             hostvars = {**spec.vars, **cli_vars}
             checker.submit(spec.name, result, hostvars, time.monotonic() - start)
         reports = checker.reports()
@@ -167,45 +165,45 @@ def audit_inventory(args: argparse.Namespace, cli_vars: Mapping[str, Any]) -> Au
     return AuditResult(tuple(reports))
 
 
-def collect_inventory(args: argparse.Namespace) -> Iterator[tuple[Bundle | None, str]]:
-    for spec, result in _stream(args, _hosts(args)):
+def collect_inventory(opts: FleetOptions) -> Iterator[tuple[Bundle | None, str]]:
+    for spec, result in _stream(opts, _hosts(opts)):
         if isinstance(result, Bundle):
             yield result, ""
         else:
             yield None, f"{spec.name}: {result.failure.value}: {result.message}"
 
 
-def _per_host(args: argparse.Namespace, one: Callable[[Any, Any], Any]) -> Iterator[Any]:
+def _per_host(opts: FleetOptions, one: Callable[[Any, Any], Any]) -> Iterator[Any]:
     """`one(spec, ssh_options)` on every host of the inventory, `--forks` at once, results as
     they finish; host names and SSH files are checked before any host is contacted."""
     from rocmprov.transport.ssh import SSHOptions
 
-    hosts = _hosts(args)
-    known, config = ssh_files(args, hosts)
-    options = SSHOptions.load(known_hosts=known, ssh_config=config, accept_new=args.accept_new)
+    hosts = _hosts(opts)
+    known, config = ssh_files(opts, hosts)
+    options = SSHOptions.load(known_hosts=known, ssh_config=config, accept_new=opts.accept_new)
     preflight(hosts, options)
-    with ThreadPoolExecutor(max_workers=max(1, min(args.forks, len(hosts)))) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, min(opts.forks, len(hosts)))) as pool:
         futures = [pool.submit(one, h, options) for h in hosts]
         for fut in as_completed(futures):
             yield fut.result()
 
 
-def verify_inventory(args: argparse.Namespace) -> Iterator[Any]:
+def verify_inventory(opts: FleetOptions) -> Iterator[Any]:
     from rocmprov.actions.verify import VerifyReport, run_verify
     from rocmprov.transport.ssh import SSHTransport
 
     def one(spec: Any, options: Any) -> VerifyReport:
-        python, fallback = (args.python, "") if args.python else (spec.python, spec.python_fallback)
+        python, fallback = (opts.python, "") if opts.python else (spec.python, spec.python_fallback)
         try:
             with SSHTransport.from_spec(spec, options) as transport:
                 return run_verify(transport, python, fallback=fallback)
         except HostUnreachable as exc:
             return VerifyReport(spec.name, python, error=f"{exc.failure.value}: {exc.message}")
 
-    yield from _per_host(args, one)
+    yield from _per_host(opts, one)
 
 
-def active_inventory(args: argparse.Namespace) -> Iterator[Any]:
+def active_inventory(opts: FleetOptions) -> Iterator[Any]:
     """`verify --level 2` on every host of the inventory (rocmprov/active/runner.py)."""
     from rocmprov.active.judge import ActiveResult
     from rocmprov.active.runner import ActiveReport, run_active
@@ -220,7 +218,7 @@ def active_inventory(args: argparse.Namespace) -> Iterator[Any]:
             why = f"{exc.failure.value}: {exc.message}"
             return ActiveReport(spec.name, results=(ActiveResult("host", Severity.UNKNOWN, why),))
 
-    yield from _per_host(args, one)
+    yield from _per_host(opts, one)
 
 
 class _Progress:
