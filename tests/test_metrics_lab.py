@@ -33,6 +33,7 @@ DEPS = (
     "distro",
     "pyudev",
     "packaging",
+    "prometheus_client",
 )
 TEXTFILE = "/var/lib/prometheus/node-exporter"
 

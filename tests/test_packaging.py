@@ -24,4 +24,5 @@ def test_wheel_ships_playbooks_and_data(tmp_path: Path) -> None:
                  "bios.yaml"):
         assert f"rocmprov/data/{data}" in names, data
     assert "rocmprov/actions/smoke.py" in names
+    assert "rocmprov/report/templates/fleet.html" in names
     assert not any(n.startswith("tests/") for n in names)

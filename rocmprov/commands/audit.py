@@ -264,6 +264,11 @@ def _render(result, args: argparse.Namespace) -> None:
     if getattr(args, "output", None) is None:
         _write(result, args, sys.stdout)
         return
+    if args.format == "prometheus":  # node_exporter's textfile: prometheus_client writes it
+        from rocmprov.report import prometheus
+
+        prometheus.write_textfile(args.output, result, timestamp=time.time())
+        return
     import io
 
     from rocmprov.report.output import write_atomic

@@ -3,8 +3,9 @@
 No network fetch at all: CSS and JS are inline and a Content-Security-Policy forbids anything
 else (default-src 'none'). Everything that came from a host travels as JSON inside a
 <script type="application/json"> (with <, >, & and non-ASCII escaped, so no host text can end the
-script) and is put on the page by the script through textContent only; the few strings written
-into the HTML itself go through html.escape. Size: strings that repeat across hosts (check ids,
+script) and is put on the page by the script through textContent only; the page is a Jinja2
+template (templates/fleet.html, package data) with autoescape on, so the few strings written into
+the HTML itself are escaped. Size: strings that repeat across hosts (check ids,
 summaries, fixes) are stored once and referenced by number, and a host's grid row is one
 character per check, so 1,000 hosts stay a few MB.
 
@@ -17,14 +18,16 @@ actual/expected/fix/reference, the version inventory) when a row is clicked or t
 from __future__ import annotations
 
 import json
-from html import escape
+from functools import cache
 from typing import Any
+
+from jinja2 import Environment, PackageLoader
+from markupsafe import Markup
 
 from rocmprov import __version__
 from rocmprov.fleet.drift import CHECK as DRIFT
 from rocmprov.fleet.drift import LABELS, flatten
 from rocmprov.model import AuditResult, HostReport, Severity, count
-from rocmprov.report.html_page import PAGE
 
 CODE = {
     Severity.OK: "o",
@@ -143,11 +146,26 @@ def script_json(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+@cache
+def _environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("rocmprov.report", "templates"),
+        autoescape=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["script_json"] = lambda value: Markup(script_json(value))
+    return env
+
+
 def render(result: AuditResult, generated: str = "") -> str:
     hosts = count(len(result.hosts), "host")
     title = f"rocmprov fleet audit: {hosts}, {result.severity.value.upper()}"
     return (
-        PAGE.replace("@TITLE@", escape(title))
-        .replace("@SUBTITLE@", escape(f"generated {generated} by rocmprov {__version__}"))
-        .replace("@DATA@", script_json(data(result, generated)))
+        _environment()
+        .get_template("fleet.html")
+        .render(
+            title=title,
+            subtitle=f"generated {generated} by rocmprov {__version__}",
+            data=data(result, generated),
+        )
     )

@@ -3,11 +3,24 @@
 Names and labels are stable (docs/prometheus/README.md): per check and per host status, and per
 AMD GPU the readings the probes had (amd-smi metric: temperature, power, VRAM, ECC; the PCI
 probes: the slot's PCIe link). A reading the host did not give is left out, never written as 0.
+
+prometheus_client does the format: one collector yields the metric families of an audit into a
+CollectorRegistry, generate_latest writes the text (escaping, number format, counters' _total)
+and write_to_textfile the file (write_textfile says what it is wrapped in, and why).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+
+from prometheus_client.core import CollectorRegistry, CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.exposition import generate_latest, write_to_textfile
+from prometheus_client.metrics_core import Metric
 
 from rocmprov.model import AuditResult
 
@@ -77,93 +90,135 @@ METRIC_NAMES: tuple[str, ...] = (
 )
 
 
-def _label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+_FAMILY = {"gauge": GaugeMetricFamily, "counter": CounterMetricFamily}
+GPU_LABELS = ["host", "gpu", "bdf"]
+
+
+class AuditCollector:
+    """The metric families of one audit (a prometheus_client collector)."""
+
+    def __init__(self, result: AuditResult, timestamp: float | None = None) -> None:
+        self.result = result
+        self.timestamp = timestamp
+
+    def collect(self) -> Iterator[Metric]:
+        hosts = self.result.hosts
+        checks = GaugeMetricFamily(
+            "rocmprov_check_status",
+            "Check state: 0 ok/skipped, 1 warning, 2 critical, 3 unknown.",
+            labels=["host", "check", "subject", "severity"],
+        )
+        for h in hosts:
+            for f in h.findings:
+                labels = [h.host, f.check, f.subject, f.severity.value]
+                checks.add_metric(labels, int(f.severity.exit_code))
+        yield checks
+        status = GaugeMetricFamily(
+            "rocmprov_host_status", "Worst state of the host (Nagios code).", labels=["host"]
+        )
+        for h in hosts:
+            status.add_metric([h.host], int(h.severity.exit_code))
+        yield status
+        audited = GaugeMetricFamily(
+            "rocmprov_host_audited",
+            "1 when the host was reached and audited.",
+            labels=["host", "status"],
+        )
+        for h in hosts:
+            audited.add_metric([h.host, h.status], 0 if h.failure else 1)
+        yield audited
+        duration = GaugeMetricFamily(
+            "rocmprov_audit_duration_seconds",
+            "How long collecting and checking the host took.",
+            labels=["host"],
+        )
+        for h in hosts:
+            duration.add_metric([h.host], round(h.duration, 3))
+        yield duration
+        yield from _gpu_families(self.result)
+        if self.timestamp is not None:
+            yield GaugeMetricFamily(
+                "rocmprov_audit_timestamp_seconds",
+                "When the audit ran (Unix time).",
+                value=round(self.timestamp),
+            )
+
+
+def registry(result: AuditResult, *, timestamp: float | None = None) -> CollectorRegistry:
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(AuditCollector(result, timestamp))
+    return reg
 
 
 def render(result: AuditResult, *, timestamp: float | None = None) -> str:
-    lines = [
-        "# HELP rocmprov_check_status Check state: 0 ok/skipped, 1 warning, 2 critical, 3 unknown.",
-        "# TYPE rocmprov_check_status gauge",
-    ]
-    for h in result.hosts:
-        for f in h.findings:
-            labels = (
-                f'host="{_label(h.host)}",check="{_label(f.check)}",'
-                f'subject="{_label(f.subject)}",severity="{f.severity.value}"'
-            )
-            lines.append(f"rocmprov_check_status{{{labels}}} {int(f.severity.exit_code)}")
-    lines += [
-        "# HELP rocmprov_host_status Worst state of the host (Nagios code).",
-        "# TYPE rocmprov_host_status gauge",
-    ]
-    lines += [
-        f'rocmprov_host_status{{host="{_label(h.host)}"}} {int(h.severity.exit_code)}'
-        for h in result.hosts
-    ]
-    lines += [
-        "# HELP rocmprov_host_audited 1 when the host was reached and audited.",
-        "# TYPE rocmprov_host_audited gauge",
-    ]
-    lines += [
-        f'rocmprov_host_audited{{host="{_label(h.host)}",'
-        f'status="{_label(h.status)}"}} {0 if h.failure else 1}'
-        for h in result.hosts
-    ]
-    lines += [
-        "# HELP rocmprov_audit_duration_seconds How long collecting and checking the host took.",
-        "# TYPE rocmprov_audit_duration_seconds gauge",
-    ]
-    lines += [
-        f'rocmprov_audit_duration_seconds{{host="{_label(h.host)}"}} {_num(round(h.duration, 3))}'
-        for h in result.hosts
-    ]
-    lines += _gpu_lines(result)
-    if timestamp is not None:
-        lines += [
-            "# HELP rocmprov_audit_timestamp_seconds When the audit ran (Unix time).",
-            "# TYPE rocmprov_audit_timestamp_seconds gauge",
-            f"rocmprov_audit_timestamp_seconds {timestamp:.0f}",
-        ]
-    return "\n".join(lines) + "\n"
+    return generate_latest(registry(result, timestamp=timestamp)).decode("utf-8")
 
 
-def _gpu_lines(result: AuditResult) -> list[str]:
+def write_textfile(
+    path: Path, result: AuditResult, *, timestamp: float | None = None, mode: int = 0o644
+) -> None:
+    """The textfile for node_exporter, written by prometheus_client's write_to_textfile and
+    wrapped so that it keeps what rocmprov's other writers promise (report/output.py):
+    write_to_textfile opens a predictable temp name (FILE.<pid>.<thread>) without O_EXCL or
+    O_NOFOLLOW, with the umask's mode, and does not fsync; so it writes into a fresh 0700
+    directory of ours beside FILE (no one else can plant a link there), the file gets `mode`
+    and is fsynced there, then one rename puts it at FILE (a reader sees the old file or the
+    new one; a symbolic link at FILE is replaced, never followed) and the directory is fsynced.
+    No temp file or directory is left behind."""
+    reg = registry(result, timestamp=timestamp)
+    parent = path.parent if str(path.parent) else Path(".")
+    private = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent))
+    staged = private / path.name
+    try:
+        write_to_textfile(str(staged), reg)
+        fd = os.open(staged, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            os.fchmod(fd, mode)  # whatever the umask
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(staged, path)
+    finally:
+        for leftover in private.iterdir():  # only when something failed before the rename
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+        private.rmdir()
+    dfd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def _gpu_families(result: AuditResult) -> Iterator[Metric]:
     rows = [
         (h.host, row)
         for h in result.hosts
         for row in (h.facts or {}).get("gpu_metrics") or ()
         if isinstance(row, dict)
     ]
-    lines: list[str] = []
-    temps = [
-        f'{TEMPERATURE}{{{_gpu_labels(host, row)},sensor="{_label(str(sensor))}"}} {_num(v)}'
-        for host, row in rows
-        for sensor, v in sorted((row.get("temperature_celsius") or {}).items())
-        if _is_number(v)
-    ]
-    if temps:
-        lines += [
-            f"# HELP {TEMPERATURE} GPU temperature per sensor: edge, hotspot (junction), mem.",
-            f"# TYPE {TEMPERATURE} gauge",
-            *temps,
-        ]
-    for name, (kind, text, key, factor) in GPU_METRICS.items():
-        samples = [
-            f"{name}{{{_gpu_labels(host, row)}}} {_num(row[key] * factor)}"
-            for host, row in rows
-            if _is_number(row.get(key))
-        ]
-        if samples:
-            lines += [f"# HELP {name} {text}", f"# TYPE {name} {kind}", *samples]
-    return lines
-
-
-def _gpu_labels(host: str, row: dict[str, Any]) -> str:
-    return (
-        f'host="{_label(host)}",gpu="{_label(str(row.get("gpu", "")))}",'
-        f'bdf="{_label(str(row.get("bdf", "")))}"'
+    temps = GaugeMetricFamily(
+        TEMPERATURE,
+        "GPU temperature per sensor: edge, hotspot (junction), mem.",
+        labels=[*GPU_LABELS, "sensor"],
     )
+    for host, row in rows:
+        for sensor, v in sorted((row.get("temperature_celsius") or {}).items()):
+            if _is_number(v):
+                temps.add_metric([*_gpu_labels(host, row), str(sensor)], v)
+    if temps.samples:
+        yield temps
+    for name, (kind, text, key, factor) in GPU_METRICS.items():
+        family = _FAMILY[kind](name, text, labels=GPU_LABELS)
+        for host, row in rows:
+            if _is_number(row.get(key)):
+                family.add_metric(_gpu_labels(host, row), row[key] * factor)
+        if family.samples:
+            yield family
+
+
+def _gpu_labels(host: str, row: dict[str, Any]) -> list[str]:
+    return [host, str(row.get("gpu", "")), str(row.get("bdf", ""))]
 
 
 def _is_number(v: Any) -> bool:
@@ -173,10 +228,3 @@ def _is_number(v: Any) -> bool:
         and v == v
         and abs(v) != float("inf")
     )
-
-
-def _num(v: float) -> str:
-    """Integers as integers (exact, also for byte counts), other values as Python floats."""
-    if float(v).is_integer() and abs(v) < 2**53:
-        return str(int(v))
-    return repr(float(v))
