@@ -12,17 +12,12 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from rocmprov.knowledge import matrix as support
-from rocmprov.knowledge.matrix import (
-    Verdict,
-    gfx_for_pci,
-    gpu_verdict,
-    kernel_verdict,
-    load_matrix,
-    load_torch,
-    os_verdict,
+from rocmprov.knowledge import gpus, matrix, torch_wheels
+from rocmprov.knowledge.gpus import gfx_for_pci, gpu_verdict, pci_name
+from rocmprov.knowledge.matrix import Verdict, load_matrix, load_torch
+from rocmprov.knowledge.os_kernel import kernel_verdict, os_verdict
+from rocmprov.knowledge.torch_wheels import (
     parse_torch_version,
-    pci_name,
     rocm_for_hip,
     torch_pairing,
     torch_verdict,
@@ -112,7 +107,7 @@ def test_every_production_release_of_the_release_table_has_a_support_matrix_row(
 
     minors = {r.minor for r in releases.all_releases() if r.status == "production"}
     assert {"6.0", "7.2", "7.14", "10.0"} <= minors  # both streams are in the table
-    assert minors - set(support.supported_releases()) == set()
+    assert minors - set(matrix.supported_releases()) == set()
 
 
 # --- OS --------------------------------------------------------------------------------------
@@ -228,10 +223,10 @@ def test_gpu_without_rocm_and_older_than_the_data() -> None:
 
 
 def test_products_per_target() -> None:
-    assert "Instinct MI250X" in support.products_for_gfx("gfx90a")
-    assert "Instinct MI300X" in support.products_for_gfx("gfx942")
-    assert "Radeon RX 7900 XTX" in support.products_for_gfx("gfx1100")
-    assert support.products_for_gfx("gfx1234") == ()
+    assert "Instinct MI250X" in gpus.products_for_gfx("gfx90a")
+    assert "Instinct MI300X" in gpus.products_for_gfx("gfx942")
+    assert "Radeon RX 7900 XTX" in gpus.products_for_gfx("gfx1100")
+    assert gpus.products_for_gfx("gfx1234") == ()
 
 
 @pytest.mark.parametrize(
@@ -294,7 +289,7 @@ def test_every_torch_wheel_of_the_release_table_is_paired_with_its_release() -> 
         for torch in row.torch_versions:
             tags = torch_pairing(torch)
             assert any(row.version.startswith(t) or t == row.version for t in tags), (row, tags)
-            assert row.torch_index in {support.index_url(t) for t in tags}
+            assert row.torch_index in {torch_wheels.index_url(t) for t in tags}
 
 
 def test_torch_pairing_misses() -> None:
@@ -304,12 +299,12 @@ def test_torch_pairing_misses() -> None:
 
 
 def test_parse_torch_local_tags() -> None:
-    assert parse_torch_version("2.4.1+rocm6.1") == support.TorchBuild("2.4.1", "rocm", "6.1")
+    assert parse_torch_version("2.4.1+rocm6.1") == torch_wheels.TorchBuild("2.4.1", "rocm", "6.1")
     assert parse_torch_version("2.6.0+rocm6.2.4").accel == "6.2.4"  # type: ignore[union-attr]
     assert parse_torch_version("2.4.0+rocm6.3.4.git7cecbf6d").accel == "6.3.4"  # type: ignore[union-attr]
-    assert parse_torch_version("2.1.0+cu121") == support.TorchBuild("2.1.0", "cuda", "12.1")
-    assert parse_torch_version("2.1.0+cpu") == support.TorchBuild("2.1.0", "cpu")
-    assert parse_torch_version("2.4.1") == support.TorchBuild("2.4.1", "none")
+    assert parse_torch_version("2.1.0+cu121") == torch_wheels.TorchBuild("2.1.0", "cuda", "12.1")
+    assert parse_torch_version("2.1.0+cpu") == torch_wheels.TorchBuild("2.1.0", "cpu")
+    assert parse_torch_version("2.4.1") == torch_wheels.TorchBuild("2.4.1", "none")
     assert parse_torch_version("2.5.0a0+git1234").kind == "other"  # type: ignore[union-attr]
     assert parse_torch_version("not a version") is None
 
@@ -398,7 +393,7 @@ def test_verdict_is_frozen() -> None:
 
 def test_docs_table_is_generated_from_the_data() -> None:
     doc = Path(__file__).resolve().parent.parent / "docs" / "support-matrix.md"
-    assert doc.read_text(encoding="utf-8") == support.matrix_markdown(), (
+    assert doc.read_text(encoding="utf-8") == matrix.matrix_markdown(), (
         "docs/support-matrix.md is stale: regenerate it with "
         "python -c 'from rocmprov.knowledge.matrix import matrix_markdown as m; "
         "print(m(), end=\"\")' "

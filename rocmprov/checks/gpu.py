@@ -86,7 +86,7 @@ def check_count(facts: HostFacts, policy: Policy) -> list[Finding]:
 
 
 def check_gfx(facts: HostFacts, policy: Policy) -> list[Finding]:
-    from rocmprov.knowledge import matrix as support
+    from rocmprov.knowledge import gpus
 
     if not facts.amd_gpus:
         return [skipped("gpu.gfx")]
@@ -103,7 +103,7 @@ def check_gfx(facts: HostFacts, policy: Policy) -> list[Finding]:
     out = []
     for agent in facts.rocminfo.gpus:
         gfx = agent.gfx
-        verdict = support.gpu_verdict(gfx, rocm)
+        verdict = gpus.gpu_verdict(gfx, rocm)
         out.append(
             from_verdict(
                 "gpu.gfx", verdict, f"{gfx}: {verdict.reason}", subject=agent.marketing_name or gfx

@@ -88,7 +88,7 @@ def _same_release(installed: str, wanted: str) -> bool:
 
 
 def check_torch(facts: HostFacts, policy: Policy) -> list[Finding]:
-    from rocmprov.knowledge import matrix as support
+    from rocmprov.knowledge import torch_wheels
 
     t = facts.torch
     if t is None:
@@ -105,7 +105,7 @@ def check_torch(facts: HostFacts, policy: Policy) -> list[Finding]:
             )
         ]
     rocm = policy.target(facts.rocm_version)
-    v = support.torch_verdict(t.version, t.hip or None, rocm)
+    v = torch_wheels.torch_verdict(t.version, t.hip or None, rocm)
     sev = v.severity
     if not facts.amd_gpus and sev in (WARNING, CRITICAL):
         sev = OK  # a CUDA/CPU torch on a host without an AMD GPU is not a ROCm problem

@@ -15,7 +15,7 @@ def target_rocm(facts: HostFacts, policy: Policy) -> str:
 
 
 def check_os(facts: HostFacts, policy: Policy) -> list[Finding]:
-    from rocmprov.knowledge import matrix as support
+    from rocmprov.knowledge import matrix, os_kernel
 
     if facts.os is None:
         return [Finding("os.supported", UNKNOWN, "os-release not collected")]
@@ -27,19 +27,19 @@ def check_os(facts: HostFacts, policy: Policy) -> list[Finding]:
     if not rocm:
         return [Finding("os.supported", UNKNOWN, f"{os_name}: no ROCm release known")]
     note = "" if (policy.rocm_version or facts.rocm_version) else " (rocmprov's default release)"
-    v = support.os_verdict(rocm, facts.os.id, facts.os.version_id)
+    v = os_kernel.os_verdict(rocm, facts.os.id, facts.os.version_id)
     fix = (
         f"an OS listed for ROCm {rocm} ({v.expected}), or a ROCm release that lists {os_name}"
         if v.expected
-        else f"check AMD's compatibility matrix for ROCm {rocm}: {support.MATRIX_URL}"
+        else f"check AMD's compatibility matrix for ROCm {rocm}: {matrix.MATRIX_URL}"
     )
     out = [from_verdict("os.supported", v, f"{os_name} on ROCm {rocm}{note}: {v.reason}", fix=fix)]
     if facts.kernel:
-        k = support.kernel_verdict(rocm, facts.os.id, facts.os.version_id, facts.kernel)
+        k = os_kernel.kernel_verdict(rocm, facts.os.id, facts.os.version_id, facts.kernel)
         kfix = (
             f"boot a kernel AMD lists for {os_name} under ROCm {rocm}: {k.expected}"
             if k.expected
-            else f"check AMD's kernel list for ROCm {rocm}: {support.MATRIX_URL}"
+            else f"check AMD's kernel list for ROCm {rocm}: {matrix.MATRIX_URL}"
         )
         out.append(from_verdict("os.kernel", k, f"kernel {facts.kernel}: {k.reason}", fix=kfix))
     return out
