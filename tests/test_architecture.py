@@ -175,6 +175,14 @@ def test_no_circle_between_modules() -> None:
     assert _cycles(graph) == []
 
 
+def test_the_doc_names_every_stage() -> None:
+    """docs/architecture.md's table is this list: every package and loose module is in it."""
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for name in RANK:
+        short = name.removeprefix("rocmprov.") if name != "rocmprov" else "__init__"
+        assert f"`{short}/`" in doc or f"`{short}`" in doc, name
+
+
 # modules with a command line of their own (python -m ...), not rocmprov's commands
 OWN_COMMAND_LINE = {"rocmprov.data.check"}
 
