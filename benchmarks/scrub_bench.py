@@ -72,13 +72,13 @@ def time_it(fn: Callable[[str], str], text: str, runs: int) -> tuple[float, floa
 def baseline_scrub(rev: str) -> Callable[[str], str] | None:
     try:
         source = subprocess.run(
-            ["git", "-C", str(REPO), "show", f"{rev}:rocmprov/collect/scrub.py"],
+            ["git", "-C", str(REPO), "show", f"{rev}:rocmprov/scrub.py"],
             capture_output=True, text=True, check=True, timeout=30,
         ).stdout  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return None
     module = types.ModuleType("scrub_baseline")
-    exec(compile(source, f"{rev}:rocmprov/collect/scrub.py", "exec"), module.__dict__)
+    exec(compile(source, f"{rev}:rocmprov/scrub.py", "exec"), module.__dict__)
     return module.__dict__["scrub"]
 
 
