@@ -58,7 +58,7 @@ class VerifyReport:
 
 
 def smoke_command(python: str) -> str:
-    script = resources.files("rocmprov").joinpath("smoke.py").read_text(encoding="utf-8")
+    script = resources.files("rocmprov.actions").joinpath("smoke.py").read_text(encoding="utf-8")
     return shlex.join([python, "-c", script])
 
 
