@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from rocmprov.collect.cursor import Cursor, advance, load_cursor
 from rocmprov.collect.host import collect_host
@@ -350,7 +351,13 @@ def test_unsaved_state_is_a_finding_and_the_metrics_are_written(gate: Gate) -> N
     blocker.write_text("")  # a state directory under a file: it cannot be made
     gate.env["ROCMPROV_STATE_DIR"] = str(blocker / "state")
     text = gate.metrics()
-    assert 'check="rocmprov.state",subject="",severity="unknown"' in text, text[:2000]
+    states = {
+        (s.labels["check"], s.labels["subject"], s.labels["severity"]): s.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "rocmprov_check_status"
+        for s in family.samples
+    }
+    assert states.get(("rocmprov.state", "", "unknown")) == 3, text[:2000]
 
 
 def test_metrics_unit_has_its_own_state() -> None:
