@@ -346,8 +346,6 @@ def check_users(facts: HostFacts, policy: Policy) -> list[Finding]:
                     ref=REF_WORKLOADS,
                 )
             )
-    if c.has("podman"):
-        out.extend(_keep_groups(c))
     if not out:
         out.append(
             Finding(
@@ -357,6 +355,8 @@ def check_users(facts: HostFacts, policy: Policy) -> list[Finding]:
                 actual=", ".join(u.user for u in facts.groups),
             )
         )
+    if c.has("podman"):
+        out.extend(_keep_groups(c))
     return out
 
 
