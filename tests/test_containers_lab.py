@@ -34,6 +34,7 @@ FOREIGN_SPEC = ('{"cdiVersion": "0.5.0", "kind": "vendor.com/device", "devices":
 DAEMON = {"features": {"containerd-snapshotter": True}, "log-driver": "local"}
 # Podman nested in systemd-nspawn (docs/containers.md, "The lab"): not for real hosts.
 LAB_PODMAN = """[containers]
+netns = "none"
 keyring = false
 default_sysctls = []
 cgroups = "disabled"
@@ -187,3 +188,25 @@ def test_containers_role_cdi_podman_and_audit(lab: Lab, clean_host: LabHost,
     fs = audit(inv, tmp_path)
     assert worst(fs, "container.cdi.stale") == "ok", fs["container.cdi.stale"]
     assert sh(lab, h, "ls -A /etc/cdi").stdout.split() == ["amd.json", "vendor.json"]
+
+    # 6. verify --container over SSH: the configured method (CDI: a spec is there) fails the
+    #    way the audit said (podman 4.3.1), with the explain table's cause; the device flags
+    #    reach the image (busybox has no python3); no /dev/kfd: said plainly, nothing run.
+    doc = verify(inv, tmp_path, "localhost/bb:1")
+    assert (doc["engine"], doc["method"]) == ("podman", "cdi"), doc
+    assert "unresolvable CDI devices" in doc["smoke"]["error"], doc
+    assert "container.cdi-device-unresolvable" in doc["smoke"]["causes"], doc
+    doc = verify(inv, tmp_path, "localhost/bb:1", "--method", "devices")
+    assert doc["method"] == "devices" and "python3" in doc["smoke"]["error"], doc
+    sh(lab, h, "rm -f /dev/kfd")
+    doc = verify(inv, tmp_path, "localhost/bb:1")
+    assert doc["severity"] == "unknown" and "no AMD GPU" in doc["note"], doc
+
+
+def verify(inv: Path, tmp: Path, image: str, *args: str) -> dict[str, Any]:
+    cp = subprocess.run([sys.executable, "-m", "rocmprov", "verify", str(inv), "--container",
+                         image, "--format", "json", *args], capture_output=True, text=True,
+                        timeout=300, env={**os.environ, "XDG_STATE_HOME": str(tmp / "state")},
+                        check=False)  # fmt: skip
+    return json.loads(cp.stdout)["hosts"][0]
+
