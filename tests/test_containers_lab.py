@@ -118,6 +118,12 @@ def test_containers_role_cdi_podman_and_audit(lab: Lab, clean_host: LabHost,
                "podman import -q /tmp/img.tar localhost/bb:1 >/dev/null && "
                "su - admin -c 'podman import -q /tmp/img.tar localhost/bb:1' >/dev/null")
 
+    # 0. Check mode on the fresh host: no error, nothing written.
+    rc, doc, _ = apply(inv, tmp_path, "--tags", "containers", "--check", "-e", extra)
+    assert rc == 0, json.dumps(doc["hosts"], indent=1)
+    assert sh(lab, h, "ls /etc/apt/sources.list.d /etc/docker").stdout.count("rocmprov") == 0
+    assert json.loads(sh(lab, h, "cat /etc/docker/daemon.json").stdout) == DAEMON
+
     # 1. No amdgpu: AMD's package would refuse to install; the role says so and does the rest.
     rc, doc, _ = apply(inv, tmp_path, "--tags", "containers", "-e", extra)
     assert rc == 0, json.dumps(doc["hosts"], indent=1)
