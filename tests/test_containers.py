@@ -343,3 +343,8 @@ def test_docker_user_and_daemon_down() -> None:
     fs = findings(bundle(DOCKER.format(v="28.3.0"), "", docker_info=info))
     assert sev(fs, "container.runtime") is Severity.WARNING
     assert "docker group" in fs["container.user"][0].summary
+    denied = "permission denied while trying to connect to the Docker daemon socket at " \
+             "unix:///var/run/docker.sock: Get ...: dial unix /var/run/docker.sock: connect: " \
+             "permission denied\n"
+    fs = findings(bundle(DOCKER.format(v="28.3.0"), "", docker_info=denied))
+    assert sev(fs, "container.runtime") is Severity.OK

@@ -124,7 +124,9 @@ def check_runtime(facts: HostFacts, policy: Policy) -> list[Finding]:
             )
         if name == "docker" and c.docker_info and c.docker_info.errors:
             err = c.docker_info.errors[0][:300]
-            if "daemon running" in err or "connect" in err.lower():
+            # "permission denied" is the audit user's lack of access (no --become), not the
+            # daemon's state: only a daemon that is not there is reported.
+            if "daemon running" in err and "permission denied" not in err.lower():
                 out.append(
                     Finding(
                         "container.runtime",
