@@ -232,6 +232,16 @@ def test_no_runtime_is_not_applicable() -> None:
     assert "no container runtime" in fs["container.runtime"][0].summary
 
 
+def test_real_gpu_server_without_containers() -> None:
+    """The probes' real output on the NVIDIA H200 VM (Ubuntu 24.04.3) this project borrows,
+    2026-12-04: no engine, no /etc/cdi, no /dev/kfd or /dev/dri; subordinate ids for `ubuntu`.
+    Every container check is not applicable, none is a problem."""
+    ids = "== ids /etc/subuid\nubuntu:100000:65536\n== ids /etc/subgid\nubuntu:100000:65536\n"
+    fs = findings(bundle("", ids))
+    assert {f.severity for v in fs.values() for f in v} == {Severity.SKIPPED}
+    assert len(fs) == 7
+
+
 def test_old_bundle_without_container_probes() -> None:
     b = Bundle("h1", {"groups": ProbeOutput("groups", "", 0, "")})
     fs = findings(b)

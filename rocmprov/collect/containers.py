@@ -52,8 +52,8 @@ _CONFIG = (
     '[ -f "$f" ] && { echo "== ids $f"; head -c 65536 "$f"; }; done; '
     'g=$(getent group docker) && echo "== group $g"; '
     "command -v systemctl >/dev/null 2>&1 && "
-    'echo "== unit rocmprov-cdi-refresh.path $(systemctl is-active rocmprov-cdi-refresh.path '
-    '2>/dev/null)"; exit 0'
+    'echo "== unit rocmprov-cdi-refresh.service $(systemctl is-enabled '
+    'rocmprov-cdi-refresh.service 2>/dev/null)"; exit 0'
 )
 
 # Every CDI spec in the default directories (the CDI library reads *.json and *.yaml), each

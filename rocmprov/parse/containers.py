@@ -70,7 +70,7 @@ class ContainerFacts:
     subuid: frozenset[str] | None = None  # users (or uids) with subordinate ids; None: no file
     subgid: frozenset[str] | None = None
     docker_group: frozenset[str] | None = None  # None: no docker group
-    refresh_unit: str = ""  # is-active state of rocmprov-cdi-refresh.path; "" not asked
+    refresh_unit: str = ""  # is-enabled state of rocmprov-cdi-refresh.service; "" not asked
     specs: tuple[CdiSpec, ...] | None = None
     other_files: tuple[str, ...] = ()  # files in the CDI directories that are not specs
     nodes: dict[str, NodeStat] | None = None
