@@ -173,7 +173,13 @@ def check_cdi_stale(facts: HostFacts, policy: Policy) -> list[Finding]:
                     subject=s.path,
                     actual="; ".join(wrong),
                     expected="the nodes in /dev/kfd, /dev/dri now",
-                    fix=GENERATE,
+                    fix=GENERATE
+                    + (
+                        "; rocmprov-cdi-refresh.service is enabled but did not regenerate it: "
+                        "journalctl -u rocmprov-cdi-refresh"
+                        if c.refresh_unit == "enabled"
+                        else ""
+                    ),
                     ref=REF_CDI_GUIDE,
                 )
             )
@@ -202,7 +208,8 @@ def check_cdi_stale(facts: HostFacts, policy: Policy) -> list[Finding]:
             Finding(
                 check,
                 OK,
-                f"the {AMD_KIND} spec matches the device nodes ({len(named)} nodes)",
+                f"the {AMD_KIND} spec matches the device nodes ({len(named)} nodes)"
+                + (", kept current by rocmprov-cdi-refresh" if c.refresh_unit == "enabled" else ""),
                 actual=", ".join(sorted(named)),
             )
         )
