@@ -124,6 +124,16 @@ def test_docker_info_fixtures() -> None:
     assert "daemon running" in down.errors[0]
 
 
+def test_docker_info_survives_the_bundle_scrubber() -> None:
+    """A bundle stores docker-info scrubbed: docker's "Plugins": {"Authorization": null} once
+    lost its comma there (the HTTP Authorization pattern), leaving JSON no parser reads."""
+    from rocmprov.scrub import scrub
+
+    text = fixture("docker-info-with-devices-json.txt")
+    assert scrub(text) == text
+    assert parse_docker_info(scrub(text)).server_version == "17.06.1-ce"
+
+
 @pytest.mark.parametrize(
     "name,text,version",
     [
