@@ -57,12 +57,13 @@ _CONFIG = (
 )
 
 # Every CDI spec in the default directories (the CDI library reads *.json and *.yaml), each
-# cut at 256 KiB, other files listed by name; then the GPU device nodes with their numbers
-# (stat %t/%T, as amd-ctk reads them) and the driver behind each DRM node, so the checks can
-# tell a stale spec (and leave another vendor's card0 alone).
+# cut at 256 KiB, 32 files a directory at most, other files listed by name; then the GPU
+# device nodes with their numbers (stat %t/%T, as amd-ctk reads them) and the driver behind
+# each DRM node, so the checks can tell a stale spec (and leave another vendor's card0 alone).
 _CDI = (
-    'for d in /etc/cdi /var/run/cdi; do for f in "$d"/*; do '
-    '[ -f "$f" ] || continue; case "$f" in '
+    'for d in /etc/cdi /var/run/cdi; do n=0; for f in "$d"/*; do '
+    '[ -f "$f" ] || continue; n=$((n+1)); '
+    '[ "$n" -gt 32 ] && { echo "== more $d"; break; }; case "$f" in '
     '*.json|*.yaml) echo "== spec $f $(wc -c < "$f")"; head -c 262144 "$f"; echo;; '
     '*) echo "== other $f";; esac; done; done; '
     "echo '== nodes'; "
