@@ -319,7 +319,14 @@ def build_probes(
             timeout=120,
             profile="full",
         ),
+        *_container_probes(),
     )
+
+
+def _container_probes() -> tuple[Probe, ...]:
+    from rocmprov.collect.containers import container_probes  # imports Probe from here
+
+    return container_probes()
 
 
 PROBE_IDS: tuple[str, ...] = tuple(p.id for p in build_probes())
