@@ -292,7 +292,7 @@ def test_scrub_run_dir_nested_values_and_secret_names(tmp_path: Path) -> None:
     ],
 )
 def test_secret_names(name: str) -> None:
-    from rocmprov.provision.extravars import is_secret_name
+    from rocmprov.inventory.secrets import is_secret_name
 
     assert is_secret_name(name)
 
@@ -301,7 +301,7 @@ def test_secret_names(name: str) -> None:
     "name", ["rocmprov_rocm_version", "rocmprov_repo_key_url", "rocmprov_gpu_users", "keyboard"]
 )
 def test_not_secret_names(name: str) -> None:
-    from rocmprov.provision.extravars import is_secret_name
+    from rocmprov.inventory.secrets import is_secret_name
 
     assert not is_secret_name(name)
 

@@ -93,7 +93,7 @@ def holds_secrets(data: Any) -> bool:
     """A variable named like a secret (ansible_password, ansible_become_pass, db_pw,
     tls_private_key, *_credential...), or a value with a URL password or a private key,
     anywhere in ansible-inventory's answer (host vars, group vars, nested dicts)."""
-    from rocmprov.provision.extravars import is_secret_name
+    from rocmprov.inventory.secrets import is_secret_name
 
     stack = [data]
     while stack:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmprov.exitcodes import UsageError
+from rocmprov.inventory.secrets import is_secret_name
 
 MAX_BYTES = 1024 * 1024
 MAX_DEPTH = 64
@@ -34,16 +35,7 @@ MAX_NODES = 100_000
 VARS_DIR_PREFIX = "rocmprov-ev-"
 VARS_FILE = "extravars.json"
 
-# Variable names whose values are secrets: *pass* (password, passwd, *_pass, passphrase),
-# *secret*, *token*, *credential*, *vault*, *private*, api_key/apikey, *_pw and *_key.
-_SECRET_NAME = re.compile(
-    r"pass|secret|token|credential|vault|private|api_?key|(?:^|_)pw$|(?:^|_)key$", re.I
-)
 _VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def is_secret_name(name: object) -> bool:
-    return isinstance(name, str) and bool(_SECRET_NAME.search(name))
 
 
 # ------------------------------------------------------------------ parsing -e

@@ -25,7 +25,8 @@ from typing import Any
 
 from rocmprov.collect.scrub import scrub
 from rocmprov.exitcodes import UsageError
-from rocmprov.provision.extravars import is_secret_name, secret_values
+from rocmprov.inventory.secrets import is_secret_name
+from rocmprov.provision.extravars import secret_values
 
 REDACTED = "********"
 REQUEST_FILE = "rocmprov-apply.json"
