@@ -6,11 +6,6 @@ reads them. A host with none of it prints nothing and exits 0 (the checks say "n
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from rocmprov.collect.probes import Probe
-
 # Version commands: client binaries only (no daemon is asked), each cut to 2 KiB and 10 s.
 # amd-ctk has no --version flag (its CLI sets no Version): `amd-ctk version` prints
 # "Version: X / Build Date: Y / GitCommit: Z" (rocmprov/data/containers.yaml).
@@ -84,21 +79,15 @@ _DOCKER_INFO = (
 CONTAINER_PROBE_IDS = ("containers", "container-config", "cdi-specs", "docker-info")
 
 
-def container_probes() -> tuple[Probe, ...]:
-    from rocmprov.collect.probes import Probe  # probes.py calls this while it loads: import late
-
-    return (
-        Probe("containers", "container runtimes and the AMD Container Toolkit: versions", _TOOLS),
-        Probe(
-            "container-config",
-            "daemon.json, containers.conf, subuid/subgid, docker group, CDI refresh unit",
-            _CONFIG,
-        ),
-        Probe("cdi-specs", "CDI specs in /etc/cdi and /var/run/cdi; GPU device numbers", _CDI),
-        Probe(
-            "docker-info",
-            "docker info (server version, CDI directories, runtimes)",
-            _DOCKER_INFO,
-            needs_root=True,
-        ),
-    )
+# (id, what it reads, command, needs root): collect/probes.py makes each a Probe
+CONTAINER_PROBES: tuple[tuple[str, str, str, bool], ...] = (
+    ("containers", "container runtimes and the AMD Container Toolkit: versions", _TOOLS, False),
+    (
+        "container-config",
+        "daemon.json, containers.conf, subuid/subgid, docker group, CDI refresh unit",
+        _CONFIG,
+        False,
+    ),
+    ("cdi-specs", "CDI specs in /etc/cdi and /var/run/cdi; GPU device numbers", _CDI, False),
+    ("docker-info", "docker info (server version, CDI directories, runtimes)", _DOCKER_INFO, True),
+)

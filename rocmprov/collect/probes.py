@@ -324,9 +324,9 @@ def build_probes(
 
 
 def _container_probes() -> tuple[Probe, ...]:
-    from rocmprov.collect.containers import container_probes  # imports Probe from here
+    from rocmprov.collect.containers import CONTAINER_PROBES
 
-    return container_probes()
+    return tuple(Probe(i, what, cmd, needs_root=root) for i, what, cmd, root in CONTAINER_PROBES)
 
 
 PROBE_IDS: tuple[str, ...] = tuple(p.id for p in build_probes())

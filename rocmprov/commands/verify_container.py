@@ -70,7 +70,7 @@ def host_script(image: str, engine: str = "auto", method: str = "auto",
     and the method, says which on stderr, then runs the smoke script in a fresh container."""
     if engine not in ENGINES or method not in METHODS:
         raise ValueError(f"engine {engine!r} / method {method!r}")
-    smoke = resources.files("rocmprov").joinpath("smoke.py").read_text(encoding="utf-8")
+    smoke = resources.files("rocmprov.actions").joinpath("smoke.py").read_text(encoding="utf-8")
     q = shlex.quote
     return f"""set -u
 if [ ! -e /dev/kfd ]; then
