@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rocmprov.checks import (
+    cdi,
+    containers,
     dmesg,
     driver,
     gpu,
@@ -52,6 +54,13 @@ CHECKS: tuple[Check, ...] = (
     repo.check_packages,
     repo.check_prerequisites,
     logs.check_logs,
+    containers.check_runtime,
+    containers.check_toolkit,
+    containers.check_docker_config,
+    cdi.check_cdi_spec,
+    cdi.check_cdi_stale,
+    cdi.check_cdi_conflict,
+    containers.check_users,
 )
 
 

@@ -319,7 +319,14 @@ def build_probes(
             timeout=120,
             profile="full",
         ),
+        *_container_probes(),
     )
+
+
+def _container_probes() -> tuple[Probe, ...]:
+    from rocmprov.collect.containers import CONTAINER_PROBES
+
+    return tuple(Probe(i, what, cmd, needs_root=root) for i, what, cmd, root in CONTAINER_PROBES)
 
 
 PROBE_IDS: tuple[str, ...] = tuple(p.id for p in build_probes())

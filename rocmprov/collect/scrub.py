@@ -118,7 +118,9 @@ _ONE_PASS = re.compile(
     r"|(?<![\w+.-])(?P<url_tok>[A-Za-z][\w+.-]{0,31}+://)(?P<url_user>[A-Za-z0-9_-]{20,256}+)@"
     # Authorization: Bearer|Basic|token X (HTTP headers, curl -H)
     r"|(?<![\w-])(?P<authz>(?i:(?:proxy-)?authorization)\\?[\"']?[ \t]{0,64}+[:=][ \t]{0,64}+"
-    r"\\?[\"']?(?:(?i:bearer|basic|token|bot|apikey)[ \t]{1,64}+)?)(?P<authz_v>[^\s\"'\\<>]++)"
+    r"\\?[\"']?(?:(?i:bearer|basic|token|bot|apikey)[ \t]{1,64}+)?)"
+    # not a JSON literal or structure (docker info's "Plugins": {"Authorization": null, ...})
+    r"(?P<authz_v>(?!(?:null|true|false)(?![\w-])|[\[{])[^\s\"'\\<>,]++)"
     r"|(?<![\w-])(?P<bearer>(?i:bearer)[ \t]{1,64}+)(?P<bearer_v>[A-Za-z0-9._~+/=-]{8,8192}+)"
     # .netrc: machine H login U password P
     r"|(?<![\w.-])(?P<netrc>login[ \t]{1,64}+\S{1,256}+[ \t]{1,64}+password[ \t]{1,64}+)"

@@ -29,6 +29,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="1: torch smoke tests; 2: also RVS, TransferBench, rccl-tests where installed "
         "(bounded in time; an absent tool is reported with its package)",
     )
+    parser.add_argument(
+        "--container",
+        metavar="IMAGE",
+        help="run the smoke tests inside a container of IMAGE (CDI where an amd.com/gpu spec "
+        "exists, else --device /dev/kfd --device /dev/dri); docs/containers.md",
+    )
+    parser.add_argument("--engine", choices=("auto", "docker", "podman"), default="auto")
+    parser.add_argument("--method", choices=("auto", "cdi", "devices"), default="auto")
     add_fleet_options(parser, forks=16, become=False)
 
 
@@ -39,6 +47,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown format {args.format!r} (choose from table, json)")
     if bool(args.inventory) == bool(args.local):
         raise UsageError("give INVENTORY or --local")
+    if args.container:
+        from rocmprov.commands import verify_container
+
+        return verify_container.run(args)
     reports = list(_reports(args))
     active = list(_active(args)) if args.level == 2 else []
     worst = max([r.severity for r in reports] + [a.severity for a in active], key=lambda s: s.rank)

@@ -12,6 +12,7 @@ from typing import Any
 from rocmprov.collect.bundle import Bundle, ProbeOutput
 from rocmprov.parse.amdsmi_health import HEALTH_PROBES, GpuHealthFacts, build_health
 from rocmprov.parse.apt import RepoConfig, parse_apt_rocm, parse_packages
+from rocmprov.parse.containers import CONTAINER_PROBES, ContainerFacts, build_containers
 from rocmprov.parse.lspci import parse_lspci
 from rocmprov.parse.pci import AMD_VENDOR, PciDevice
 from rocmprov.parse.rocm import (
@@ -83,6 +84,7 @@ class HostFacts:
     rocm_stray: tuple[str, ...] = ()  # distribution ROCm libraries with no install around them
     rocm_ldconf: tuple[str, ...] | None = None  # ROCm lib dirs in /etc/ld.so.conf.d
     logs: dict[str, str] = field(default_factory=dict)  # raw text the explain table reads
+    containers: ContainerFacts | None = None  # runtimes, toolkit, CDI specs (parse/containers.py)
 
     @property
     def amd_gpus(self) -> tuple[PciDevice, ...]:
@@ -214,6 +216,7 @@ def build_facts(bundle: Bundle) -> HostFacts:
         repo=_parsed(g("apt-rocm"), parse_apt_rocm),
         packages=packages,
         logs=_logs(bundle),
+        containers=build_containers({p: _ok(g(p)) for p in CONTAINER_PROBES}),
     )
 
 

@@ -156,6 +156,9 @@ class EventCollector:
         fw = facts.get("rocmprov_firmware_report")
         if isinstance(fw, dict):
             self._add_note(host, f"firmware: {str(fw.get('state', '')).strip()}")
+        ctr = facts.get("rocmprov_containers_report")
+        if isinstance(ctr, dict):
+            self._add_note(host, f"containers: {str(ctr.get('state', '')).strip()}")
 
     def _change(self, host: str, task: str, res: Mapping[str, Any]) -> None:
         changes = self.changes.setdefault(host, [])
