@@ -293,6 +293,13 @@ def build_probes(
         ),
         Probe("amdgpu-ras", "amdgpu RAS sysfs: features, error counts, bad pages", _AMDGPU_RAS),
         Probe(
+            "rocm-smi-ras",
+            "rocm-smi per-block RAS state and ECC counts (text: its --json prints nothing here)",
+            _need_tool("rocm-smi", "rocm-smi --showrasinfo 2>&1 | head -c 262144"),
+            timeout=60,
+            profile="full",
+        ),
+        Probe(
             "dmesg",
             "kernel log: the kernel's own lines (dmesg --facility=kern, or journalctl -k)",
             "dmesg --facility=kern 2>/dev/null || journalctl -k -b --no-pager -q",
