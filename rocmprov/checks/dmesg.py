@@ -126,9 +126,9 @@ def check_dmesg(facts: HostFacts, policy: Policy) -> list[Finding]:
             Finding(
                 "dmesg",
                 UNKNOWN,
-                "kernel log not collected (dmesg needs root)",
+                f"kernel log not collected: {facts.not_collected('dmesg')}",
                 actual="not collected",
-                fix="run the audit as root (or with --become)",
+                fix="run the audit as root (or with --become): dmesg and journalctl -k need it",
             )
         ]
     log = parse_dmesg(facts.dmesg)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped, stray_note
+from rocmprov.checks.base import CRITICAL, OK, UNKNOWN, WARNING, gpu_absence, skipped, stray_note
 from rocmprov.checks.policy import Policy
 from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding
@@ -16,13 +16,15 @@ def check_rocm(facts: HostFacts, policy: Policy) -> list[Finding]:
     installs = facts.rocm_installs
     if installs is None:
         if facts.rocm_version is None:
-            return [Finding("rocm.installed", UNKNOWN, "ROCm version not collected")]
+            why = facts.not_collected("rocm-installs", "packages")
+            return [Finding("rocm.installed", UNKNOWN, f"ROCm version not collected: {why}")]
         installs = ()
     target = policy.target(facts.rocm_version)
     stray = stray_note(facts.rocm_stray)
     if not installs:
         if not facts.amd_gpus and not policy.rocm_version:
-            return [skipped("rocm.installed", f"{NO_AMD_GPU} and no ROCm installed{stray}")]
+            why = f"{gpu_absence(facts)} and no ROCm installed{stray}"
+            return [skipped("rocm.installed", why)]
         return [
             Finding(
                 "rocm.installed",
