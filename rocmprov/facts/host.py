@@ -15,9 +15,11 @@ from rocmprov.parse.apt import RepoConfig, parse_apt_rocm, parse_packages
 from rocmprov.parse.lspci import parse_lspci
 from rocmprov.parse.pci import PciDevice
 from rocmprov.parse.rocm import (
+    PIP,
     RocmInstall,
     VersionRecord,
     find_installs,
+    parse_layout_marks,
     parse_ldconf,
     parse_version_records,
     stray_libraries,
@@ -190,9 +192,11 @@ def build_facts(bundle: Bundle) -> HostFacts:
     uname = _ok(g("uname"))
     cmd = _ok(g("cmdline"))
     packages = _parsed(g("packages"), parse_packages)
-    installs = _installs(g("rocm-installs"), g("rocm-version"), packages)
-    rocm_version = installs[0].version if installs else (None if installs is None else "")
-    rocm_source = installs[0].stream if installs else ""
+    torch = _torch(g("torch"))
+    installs = _installs(g("rocm-installs"), g("rocm-version"), packages, torch)
+    system = [i for i in installs or () if i.layout != PIP]  # a venv's ROCm is not the host's
+    rocm_version = system[0].version if system else (None if installs is None else "")
+    rocm_source = system[0].stream if system else ""
     return HostFacts(
         host=bundle.host,
         probe_status=status,
@@ -223,7 +227,7 @@ def build_facts(bundle: Bundle) -> HostFacts:
         secureboot=_parsed(g("secureboot"), parse_secureboot),
         numa_balancing=_parsed(g("numa-balancing"), parse_int),
         gpu_manager=_gpu_manager(g("gpu-manager")),
-        torch=_torch(g("torch")),
+        torch=torch,
         repo=_parsed(g("apt-rocm"), parse_apt_rocm),
         packages=packages,
         logs=_logs(bundle),
@@ -231,7 +235,10 @@ def build_facts(bundle: Bundle) -> HostFacts:
 
 
 def _installs(
-    records: ProbeOutput | None, version_file: ProbeOutput | None, packages: dict[str, str] | None
+    records: ProbeOutput | None,
+    version_file: ProbeOutput | None,
+    packages: dict[str, str] | None,
+    torch: TorchInfo | None = None,
 ) -> tuple[RocmInstall, ...] | None:
     """Every ROCm install the probes show (rocmprov.parse.rocm); None when nothing was looked at.
     Bundles from before the rocm-installs probe still carry /opt/rocm/.info/version."""
@@ -245,7 +252,13 @@ def _installs(
         or packages is not None
         or (version_file is not None and version_file.status in ("ok", "missing"))
     )
-    return find_installs(tuple(found), packages) if looked else None
+    kpacks, wheels = _parsed(records, parse_layout_marks) or ((), ())
+    if torch is not None and torch.rocm_sdk and torch.prefix.startswith("/"):
+        wheels = (VersionRecord(torch.prefix, torch.rocm_sdk), *wheels)
+    looked = looked or bool(wheels)
+    if not looked:
+        return None
+    return find_installs(tuple(found), packages, kpacks=kpacks, wheels=wheels)
 
 
 _DENIED = ("permission denied", "operation not permitted", "must be root", "are not root")
