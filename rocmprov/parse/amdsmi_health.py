@@ -43,6 +43,7 @@ class GpuHealth:
 
     index: int
     bdf: str = ""  # 0000:bb:dd.f where the tool named it (amd-smi xgmi), with the domain added
+    serial: str = ""  # amd-smi static asic.asic_serial, else board.product_serial
     total_correctable: int | None = None
     total_uncorrectable: int | None = None
     total_deferred: int | None = None
@@ -145,6 +146,10 @@ def _word(v: Any) -> str:
     return "" if v in NA or isinstance(v, dict | list) else str(v).strip().upper()
 
 
+def _plain(v: Any) -> str:
+    return "" if v in NA or isinstance(v, dict | list) else str(v).strip()
+
+
 def _blocks(node: Any, out: dict[str, EccBlock]) -> None:
     """Every dict holding correctable_count/uncorrectable_count is one block, keyed by name."""
     if not isinstance(node, dict):
@@ -222,8 +227,12 @@ def health_from_doc(doc: dict[str, Any], pos: int = 0) -> GpuHealth:
         else xgmi_err
     )
     compute, memory = _partition(doc)
+    serial = _plain(_section(doc, "asic").get("asic_serial")) or _plain(
+        _section(doc, "board").get("product_serial")
+    )
     return GpuHealth(
         index=index,
+        serial=serial[:64],
         total_correctable=_count(ecc.get("total_correctable_count", ecc.get("correctable"))),
         total_uncorrectable=_count(ecc.get("total_uncorrectable_count", ecc.get("uncorrectable"))),
         total_deferred=_count(ecc.get("total_deferred_count")),
