@@ -150,6 +150,7 @@ def test_throttle_status_of_rocm_6_0_to_6_2(name: str) -> None:
     [
         ("mi300x-mmhub0-retry-page-fault-excerpt.txt", "mmhub0 retry"),
         ("gfxhub0-no-retry-page-fault-c6-pt-main-thread-excerpt.txt", "gfxhub0 no-retry"),
+        ("vega-psp-hw-init-failed-mmhub-vmc-page-fault-excerpt.txt", "mmhub VMC"),
     ],
 )
 def test_hub_page_fault_lines(name: str, detail: str) -> None:
@@ -172,3 +173,8 @@ def test_page_fault_needs_the_kernel_prefix() -> None:
 def test_dmesg_wall_clock_prefix() -> None:
     log = parse_dmesg(_text("dmesg", "mi300-dmesg-T-clock-prefix-two-gpus-fault-excerpt.txt"))
     assert set(log.gpu_bdfs) == {"0000:a6:00.0", "0000:06:00.0"}
+
+
+def test_ip_block_init_failure_names_the_block() -> None:
+    log = parse_dmesg(_text("dmesg", "vega-psp-hw-init-failed-mmhub-vmc-page-fault-excerpt.txt"))
+    assert [e.detail for e in log.with_tag("ip_init_failed")] == ["psp"]

@@ -40,7 +40,7 @@ _SOURCE = re.compile(
 _USER_FAULT = re.compile(r"^.{0,15}?\[\d+\]:?\s")
 _RAW_PRIORITY = re.compile(r"^<(\d{1,4})>")
 _MAX_LINE = 2048  # kernel log lines are under 1024 characters; longer is not a kernel line
-_HUB = re.compile(r"\[((?:gfx|mm|vm)hub\d{0,2})\] ((?:no-)?retry)?")
+_HUB = re.compile(r"\[((?:gfx|mm|vm)hub\d{0,2})\] ((?:no-)?retry|VMC)?")
 _DEVICE = re.compile(rf"^(?P<drv>amdgpu|pci|kfd kfd)\s+(?P<bdf>{_BDF})?:?\s")
 
 
@@ -75,6 +75,9 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("fatal_gpu_init", r"Fatal error during GPU init"),
         ("atombios_stuck", r"atombios stuck"),
         ("gpu_post_error", r"gpu post error"),
+        # amdgpu_device.c: "*ERROR* hw_init of IP block <psp> failed -22" (node-scraper's
+        # "IP hardware init error" rule, MIT; real line: tests/fixtures/dmesg, ROCm/ROCm#384)
+        ("ip_init_failed", r"\*ERROR\* (?:hw|sw)_init of IP block <(\w{1,32})> failed"),
         ("not_supported_in_kfd", r"(\w{1,32})\s{1,8}not supported in kfd"),
         (
             "bar_resize_failed",
@@ -101,7 +104,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         # from Aldebaran on, MI300 included); older: "GPU fault detected"
         (
             "page_fault",
-            r"\[(?:gfx|mm|vm)hub\d{0,2}\] (?:(?:no-)?retry )?page fault|GPU fault detected"
+            r"\[(?:gfx|mm|vm)hub\d{0,2}\] (?:(?:no-)?retry |VMC )?page fault|GPU fault detected"
             r"|VM_L2_PROTECTION_FAULT_STATUS",
         ),
         ("pcie_bandwidth_limited", r"available PCIe bandwidth, limited by"),
@@ -134,6 +137,7 @@ _KEYWORDS: dict[str, tuple[str, ...]] = {
     "fatal_gpu_init": ("fatal error during gpu init",),
     "atombios_stuck": ("atombios stuck",),
     "gpu_post_error": ("gpu post error",),
+    "ip_init_failed": ("of ip block",),
     "not_supported_in_kfd": ("not supported in kfd",),
     "bar_resize_failed": ("large bar", "resize failed", "failed to resize bar"),
     "bar_assign_failed": ("no space", "failed to assign"),
@@ -199,6 +203,7 @@ def parse_dmesg(text: str) -> Dmesg:
                 "ring_reset_failed",
                 "ring_test_failed",
                 "not_supported_in_kfd",
+                "ip_init_failed",
             ):
                 detail = m.group(1).rstrip(",")
             elif tag == "page_fault" and (hub := _HUB.search(line)):
