@@ -130,7 +130,8 @@ def test_full_bdf_both_spellings() -> None:
 @pytest.mark.parametrize(
     "name",
     ["metric-text-power-throttle-status-mi300x-blog-excerpt.txt",
-     "metric-text-power-throttle-status-navi-changelog-6.1.1.txt"],
+     "metric-text-power-throttle-status-navi-changelog-6.1.1.txt",
+     "metric-json-power-throttle-status-changelog-6.1.0.txt"],
 )
 def test_throttle_status_of_rocm_6_0_to_6_2(name: str) -> None:
     fx = load(HEALTH / name)
@@ -141,6 +142,7 @@ def test_throttle_status_of_rocm_6_0_to_6_2(name: str) -> None:
     assert {f.severity for f in ok} == {Severity.OK} and len(ok) == len(gpus)
     # the other value the 6.x CLI prints (amdsmi_commands.py: THROTTLED when the status is set)
     hot = fx.text.replace("THROTTLE_STATUS: UNTHROTTLED", "THROTTLE_STATUS: THROTTLED", 1)
+    hot = hot.replace('"throttle_status": "UNTHROTTLED"', '"throttle_status": "THROTTLED"', 1)
     found = health_limits.check_throttle(_facts(**{"amd-smi-metric": hot}), Policy())
     assert found[0].severity is Severity.WARNING and "THROTTLE_STATUS" in found[0].summary
 
