@@ -69,3 +69,14 @@ def test_no_gpu_host_still_says_so_and_health_names_missing_tools() -> None:
     assert "no AMD GPU" in present.summary
     amdgpu = next(f for f in report.findings if f.check == "driver.amdgpu")
     assert amdgpu.severity is Severity.SKIPPED and "no AMD GPU" in amdgpu.summary
+
+
+def test_health_reads_amd_smi_when_only_the_pci_probes_failed() -> None:
+    from tests.fixtureload import FIXTURES, load
+
+    metric = load(FIXTURES / "amd-smi-health" / "metric-text-ecc-ecc-blocks-deferred-changelog.txt")
+    outs = dict(_bundle().outputs)
+    outs["amd-smi-metric"] = _out("amd-smi-metric", 0, stdout=metric.text)
+    report = audit_bundle(Bundle(host="h", outputs=outs), Policy())
+    ecc = [f for f in report.findings if f.check == "gpu.ecc.uncorrectable"]
+    assert [f.severity for f in ecc] == [Severity.OK]  # amd-smi spoke for its GPU

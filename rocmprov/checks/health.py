@@ -47,9 +47,9 @@ def _gpus(facts: HostFacts) -> tuple[GpuHealth, ...]:
 
 def _na(check: str, facts: HostFacts) -> list[Finding] | None:
     """SKIPPED when there is no AMD GPU; None when the check should go on."""
-    if facts.pci is None:
-        return not_collected(facts, (check,), PCI_PROBES)
-    if not facts.amd_gpus:
+    if facts.pci is None and facts.gpu_health is None:
+        return not_collected(facts, (check,), PCI_PROBES + HEALTH_PROBES)
+    if facts.pci is not None and not facts.amd_gpus:
         return [skipped(check)]
     if facts.gpu_health is None:
         why = facts.not_collected(*HEALTH_PROBES)
