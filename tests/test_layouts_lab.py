@@ -36,7 +36,9 @@ def test_audit_names_a_tarball_in_opt_rocm_10_1_0_and_a_rocm_sdk_venv(
         "py=python3.11; "  # Debian 12's python
         f"d=$v/lib/$py/site-packages/rocm_sdk_core-{WHEEL}.dist-info; mkdir -p $d; "
         "printf 'Metadata-Version: 2.1\\nName: rocm-sdk-core\\n' > $d/METADATA; "
-        "chmod -R a+rX /opt/rocm-10.1.0 /opt/ml"
+        "c=/opt/conda/envs/sdk/lib/$py/site-packages/rocm_sdk_core-7.14.0.dist-info; "
+        "mkdir -p $c; "
+        "chmod -R a+rX /opt/rocm-10.1.0 /opt/ml /opt/conda"
     ))  # fmt: skip
     inv = inventory(lab, tmp_path, [(clean_host, "10.1")])
     run = rocmprov("audit", str(inv), "--format", "json")
@@ -49,5 +51,6 @@ def test_audit_names_a_tarball_in_opt_rocm_10_1_0_and_a_rocm_sdk_venv(
     assert host["facts"]["rocm"] == "10.1.0" and host["facts"]["rocm_source"] == "therock"
     assert host["facts"]["rocm_installs"] == [
         "AMD ROCm Core SDK (TheRock) 10.1.0",
+        "ROCm SDK wheels (TheRock, pip) 7.14.0",  # a conda environment, found too
         f"ROCm SDK wheels (TheRock, pip) {WHEEL}",
     ]

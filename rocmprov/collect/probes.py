@@ -124,7 +124,10 @@ _ROCM_INSTALLS = (
     'for d in /opt/rocm/core-*; do [ -d "$d" ] && echo "$d"; done; '
     # TheRock's pip wheels (rocm-sdk-core) in the virtual environments people usually make
     "for m in /home/*/.venv /home/*/venv /home/*/*/.venv /home/*/*/venv /root/.venv /root/venv "
-    "/opt/venv /opt/*/.venv /opt/*/venv /srv/*/.venv /srv/*/venv; do "
+    "/opt/venv /opt/*/.venv /opt/*/venv /srv/*/.venv /srv/*/venv "
+    # conda environments: the base and envs/* of the usual installs
+    "/opt/conda /opt/conda/envs/* /home/*/miniconda3/envs/* /home/*/anaconda3/envs/* "
+    "/home/*/miniforge3/envs/*; do "
     'for i in "$m"/lib/python3*/site-packages/rocm_sdk_core-*.dist-info; do '
     '[ -d "$i" ] && echo "rocmsdk $i"; done; done 2>/dev/null | head -n 200; '
     # AMD's post-install step: the dynamic linker's entry for the prefix's lib directories.
