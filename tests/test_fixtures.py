@@ -327,6 +327,8 @@ DMESG_CHECK = {
     "vram_lost": ("dmesg.gpu.hang", "critical"),
     "cp_unrecoverable_preemption_failed": ("dmesg.gpu.hang", "critical"),
     "failed_to_restore_process_queues": ("dmesg.gpu.hang", "critical"),
+    "page_fault": ("dmesg.gpu.page_fault", "warning"),
+    "ip_init_failed": ("dmesg.amdgpu.init", "critical"),
 }
 
 

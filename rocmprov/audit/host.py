@@ -22,11 +22,17 @@ CHECK_PROBES: dict[str, tuple[str, ...]] = {
 
 
 def audit_bundle(
-    bundle: Bundle, policy: Policy | None = None, *, duration: float = 0.0
+    bundle: Bundle,
+    policy: Policy | None = None,
+    *,
+    duration: float = 0.0,
+    ras_before: Mapping[str, Mapping[str, int]] | None = None,
 ) -> HostReport:
     """Pure: the same bundle always gives the same report, live or read from disk. Facts that
     a parser cannot take (a gap, one host's odd output) make this host's report an error,
-    never an exception that ends a fleet's audit (checks have their own guard)."""
+    never an exception that ends a fleet's audit (checks have their own guard).
+    `ras_before`: the previous run's ECC counts per GPU serial (collect/ras_state.py): adds
+    gpu.ecc.rising (a comparison with the state: the one finding a bundle alone cannot give)."""
     try:
         facts = build_facts(bundle)
         inventory = build_inventory(bundle, facts)
@@ -41,6 +47,10 @@ def audit_bundle(
             duration=duration,
         )
     findings = run_checks(facts, policy or Policy())
+    if ras_before is not None:
+        from rocmprov.checks.health_trend import check_ecc_trend
+
+        findings = (*findings, *check_ecc_trend(facts, ras_before))
     left_out = set(bundle.meta.get("profile_skipped") or ())
     if left_out:
         findings = tuple(_not_collected(f, left_out) for f in findings)
@@ -85,9 +95,19 @@ def audit_local(
             bundle.outputs,
             {**bundle.meta, "profile": profile, "profile_skipped": list(left_out)},
         )
+    ras_before = None
+    if profile != "quick":  # amd-smi (the serials and counts) runs in the full profile only
+        from rocmprov.collect.ras_state import load_ras_counts
+
+        ras_before = load_ras_counts()
     report = audit_bundle(
-        bundle, Policy.from_vars(hostvars or {}), duration=time.monotonic() - start
+        bundle,
+        Policy.from_vars(hostvars or {}),
+        duration=time.monotonic() - start,
+        ras_before=ras_before,
     )
+    if ras_before is not None and keep_state and not report.failure:
+        report = _save_ecc_counts(report, bundle, ras_before)
     if cursor is not None and keep_state:
         from rocmprov.collect.cursor import save_cursor
 
@@ -98,7 +118,28 @@ def audit_local(
     return report, bundle
 
 
-def _state_not_saved(report: HostReport, exc: Exception) -> HostReport:
+def _save_ecc_counts(
+    report: HostReport, bundle: Bundle, before: Mapping[str, Mapping[str, int]]
+) -> HostReport:
+    """Keep this run's ECC counts per GPU serial for the next run's gpu.ecc.rising."""
+    from rocmprov.checks.health_trend import ecc_counts
+    from rocmprov.collect.ras_state import save_ras_counts
+
+    counts = ecc_counts(build_facts(bundle))
+    if not counts:
+        return report
+    try:
+        save_ras_counts(counts, before)
+    except (OSError, ValueError) as exc:
+        return _state_not_saved(report, exc, "ECC counts not saved: no ECC trend next run")
+    return report
+
+
+def _state_not_saved(
+    report: HostReport,
+    exc: Exception,
+    what: str = "kernel-log state not saved: the next run reads the whole kernel log again",
+) -> HostReport:
     from dataclasses import replace
 
     from rocmprov.collect.cursor import state_dir
@@ -107,7 +148,7 @@ def _state_not_saved(report: HostReport, exc: Exception) -> HostReport:
     finding = Finding(
         "rocmprov.state",
         Severity.UNKNOWN,
-        "kernel-log state not saved: the next run reads the whole kernel log again",
+        what,
         actual=f"{state_dir()}: {why}"[:200],
         expected="a private directory this user can write",
         fix="set ROCMPROV_STATE_DIR to a directory this user owns (a systemd unit: "

@@ -49,6 +49,7 @@ CHECKS: tuple[Check, ...] = (
     system.check_numa,
     system.check_gpu_manager,
     software.check_rocm,
+    software.check_layouts,
     software.check_torch,
     repo.check_repo,
     repo.check_packages,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from rocmprov.model import Finding, Severity
 
 if TYPE_CHECKING:
+    from rocmprov.facts.host import HostFacts
     from rocmprov.knowledge.matrix import Verdict
 
 OK, SKIPPED, UNKNOWN = Severity.OK, Severity.SKIPPED, Severity.UNKNOWN
@@ -29,6 +30,35 @@ def unknown(check: str, why: str, *, subject: str = "", fix: str = "") -> Findin
 
 def skipped(check: str, why: str = NO_AMD_GPU) -> Finding:
     return Finding(check, SKIPPED, why)
+
+
+PCI_PROBES = ("pci-sysfs", "lspci")
+
+
+def not_collected(
+    facts: HostFacts, checks: tuple[str, ...], probes: tuple[str, ...]
+) -> list[Finding]:
+    """UNKNOWN for each check, naming the probes and why each gave nothing: a statement about
+    the collection, never about the hardware."""
+    why = f"not collected: {facts.not_collected(*probes)}"
+    return [Finding(c, UNKNOWN, why, actual="not collected") for c in checks]
+
+
+def gpu_absence(facts: HostFacts) -> str:
+    """NO_AMD_GPU when the PCI probes said so, else why nobody knows."""
+    if facts.pci is not None:
+        return NO_AMD_GPU
+    return f"whether there is an AMD GPU is unknown ({facts.not_collected(*PCI_PROBES)})"
+
+
+def gpu_scope(facts: HostFacts, *checks: str) -> list[Finding] | None:
+    """For a check about the AMD GPUs: UNKNOWN (the PCI probes gave nothing, so nobody knows
+    whether there is one), SKIPPED (the host has none), or None (go on)."""
+    if facts.pci is None:
+        return not_collected(facts, checks, PCI_PROBES)
+    if not facts.amd_gpus:
+        return [skipped(c) for c in checks]
+    return None
 
 
 def from_verdict(

@@ -50,7 +50,7 @@ _CAUSES: tuple[tuple[str, tuple[str, ...], Severity, str, str, str], ...] = (
     ),
     (
         "dmesg.amdgpu.init",
-        ("fatal_gpu_init", "atombios_stuck", "gpu_post_error"),
+        ("fatal_gpu_init", "atombios_stuck", "gpu_post_error", "ip_init_failed"),
         CRITICAL,
         "amdgpu: Fatal error during GPU init (atombios stuck / gpu post error)",
         "cold-boot (power off fully); reseat the card and its power cables; update the system "
@@ -126,9 +126,9 @@ def check_dmesg(facts: HostFacts, policy: Policy) -> list[Finding]:
             Finding(
                 "dmesg",
                 UNKNOWN,
-                "kernel log not collected (dmesg needs root)",
+                f"kernel log not collected: {facts.not_collected('dmesg')}",
                 actual="not collected",
-                fix="run the audit as root (or with --become)",
+                fix="run the audit as root (or with --become): dmesg and journalctl -k need it",
             )
         ]
     log = parse_dmesg(facts.dmesg)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rocmprov.checks.base import CRITICAL, OK, UNKNOWN, WARNING, skipped
+from rocmprov.checks.base import CRITICAL, OK, UNKNOWN, WARNING, gpu_scope
 from rocmprov.checks.policy import Policy
 from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding
@@ -17,10 +17,11 @@ REF_DKMS = (
 
 
 def check_amdgpu(facts: HostFacts, policy: Policy) -> list[Finding]:
-    if not facts.amd_gpus:
-        return [skipped("driver.amdgpu")]
+    if (scope := gpu_scope(facts, "driver.amdgpu")) is not None:
+        return scope
     if facts.modules is None and facts.amdgpu_initstate is None:
-        return [Finding("driver.amdgpu", UNKNOWN, "loaded modules not collected")]
+        why = facts.not_collected("lsmod", "amdgpu-initstate")
+        return [Finding("driver.amdgpu", UNKNOWN, f"loaded modules not collected: {why}")]
     if "amdgpu" not in (facts.modules or ()):
         return [
             Finding(
@@ -50,10 +51,11 @@ def check_amdgpu(facts: HostFacts, policy: Policy) -> list[Finding]:
 
 
 def check_nodes(facts: HostFacts, policy: Policy) -> list[Finding]:
-    if not facts.amd_gpus:
-        return [skipped("driver.kfd"), skipped("driver.render")]
+    if (scope := gpu_scope(facts, "driver.kfd", "driver.render")) is not None:
+        return scope
     if facts.devnodes is None:
-        return [Finding("driver.kfd", UNKNOWN, "device nodes not collected")]
+        why = facts.not_collected("kfd")
+        return [Finding("driver.kfd", UNKNOWN, f"device nodes not collected: {why}")]
     out = []
     if "/dev/kfd" in facts.devnodes:
         out.append(Finding("driver.kfd", OK, "/dev/kfd present"))
@@ -126,10 +128,11 @@ def _user_groups_finding(g: UserGroups) -> Finding:
 
 
 def check_dkms(facts: HostFacts, policy: Policy) -> list[Finding]:
-    if not facts.amd_gpus:
-        return [skipped("driver.dkms")]
+    if (scope := gpu_scope(facts, "driver.dkms")) is not None:
+        return scope
     if facts.dkms is None:
-        return [Finding("driver.dkms", UNKNOWN, "dkms status not collected")]
+        why = facts.not_collected("dkms")
+        return [Finding("driver.dkms", UNKNOWN, f"dkms status not collected: {why}")]
     mods = [m for m in facts.dkms if m.name == "amdgpu"]
     if not mods:
         return [Finding("driver.dkms", OK, "no amdgpu DKMS module (in-kernel amdgpu)")]

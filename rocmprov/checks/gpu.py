@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, from_verdict, skipped
+from rocmprov.checks.base import (
+    CRITICAL,
+    NO_AMD_GPU,
+    OK,
+    PCI_PROBES,
+    UNKNOWN,
+    from_verdict,
+    gpu_scope,
+)
 from rocmprov.checks.policy import Policy
 from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding
@@ -31,9 +39,9 @@ def check_present(facts: HostFacts, policy: Policy) -> list[Finding]:
             Finding(
                 "gpu.amd.present",
                 UNKNOWN,
-                "PCI devices not collected",
+                f"PCI devices not collected: {facts.not_collected(*PCI_PROBES)}",
                 actual="not collected",
-                fix="collect as a user who can read /sys",
+                fix="collect as a user who can read /sys (the pci-sysfs probe needs no root)",
             )
         ]
     gpus = facts.amd_gpus
@@ -61,8 +69,8 @@ def check_present(facts: HostFacts, policy: Policy) -> list[Finding]:
 
 
 def check_count(facts: HostFacts, policy: Policy) -> list[Finding]:
-    if not facts.amd_gpus:
-        return [skipped("gpu.count")]
+    if (scope := gpu_scope(facts, "gpu.count")) is not None:
+        return scope
     counts = {"pci": len(facts.amd_gpus)}
     if facts.rocminfo is not None and facts.rocminfo.agents:
         counts["rocminfo"] = len(facts.rocminfo.gpus)
@@ -88,8 +96,8 @@ def check_count(facts: HostFacts, policy: Policy) -> list[Finding]:
 def check_gfx(facts: HostFacts, policy: Policy) -> list[Finding]:
     from rocmprov.knowledge import gpus
 
-    if not facts.amd_gpus:
-        return [skipped("gpu.gfx")]
+    if (scope := gpu_scope(facts, "gpu.gfx")) is not None:
+        return scope
     if facts.rocminfo is None or not facts.rocminfo.gpus:
         return [
             Finding(

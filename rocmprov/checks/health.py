@@ -14,11 +14,19 @@ from typing import Any
 
 import yaml
 
-from rocmprov.checks.base import CRITICAL, OK, SKIPPED, WARNING, skipped
+from rocmprov.checks.base import (
+    CRITICAL,
+    OK,
+    PCI_PROBES,
+    SKIPPED,
+    WARNING,
+    not_collected,
+    skipped,
+)
 from rocmprov.checks.policy import Policy
 from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding, Severity
-from rocmprov.parse.amdsmi_health import BadPages, GpuHealth
+from rocmprov.parse.amdsmi_health import HEALTH_PROBES, BadPages, GpuHealth
 
 NOT_REPORTED = "amd-smi/sysfs did not report it on this host"
 
@@ -39,10 +47,13 @@ def _gpus(facts: HostFacts) -> tuple[GpuHealth, ...]:
 
 def _na(check: str, facts: HostFacts) -> list[Finding] | None:
     """SKIPPED when there is no AMD GPU; None when the check should go on."""
+    if facts.pci is None and facts.gpu_health is None:
+        return not_collected(facts, (check,), PCI_PROBES + HEALTH_PROBES)
     if facts.pci is not None and not facts.amd_gpus:
         return [skipped(check)]
     if facts.gpu_health is None:
-        return [skipped(check, "amd-smi and the RAS sysfs were not collected here")]
+        why = facts.not_collected(*HEALTH_PROBES)
+        return [skipped(check, f"no GPU health tool gave a reading: {why}")]
     return None
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped
+from rocmprov.checks.base import CRITICAL, OK, UNKNOWN, WARNING, gpu_scope
 from rocmprov.checks.policy import Policy
 from rocmprov.facts.host import HostFacts, slot_port
 from rocmprov.model import Finding
@@ -38,11 +38,8 @@ LINK_IDS = ("pcie.link.width", "pcie.link.speed")  # every link finding has one 
 
 
 def check_link(facts: HostFacts, policy: Policy) -> list[Finding]:
-    if facts.pci is None:
-        return [Finding(i, UNKNOWN, "PCI devices not collected", actual="not collected")
-                for i in LINK_IDS]  # fmt: skip
-    if not facts.amd_gpus:
-        return [skipped(i, NO_AMD_GPU) for i in LINK_IDS]
+    if (scope := gpu_scope(facts, *LINK_IDS)) is not None:
+        return scope
     return [f for gpu in facts.amd_gpus for f in _link(facts, gpu, policy)]
 
 
@@ -162,10 +159,8 @@ def _speed(
 
 
 def check_bar(facts: HostFacts, policy: Policy) -> list[Finding]:
-    if facts.pci is None:
-        return [Finding("pcie.bar", UNKNOWN, "PCI devices not collected", actual="not collected")]
-    if not facts.amd_gpus:
-        return [skipped("pcie.bar", NO_AMD_GPU)]
+    if (scope := gpu_scope(facts, "pcie.bar")) is not None:
+        return scope
     smi = [g for g in facts.smi_gpus or () if g.vram_total_bytes]
     vram = {_bdf(g.bdf): g.vram_total_bytes for g in smi if g.bdf}
     if not vram and len(smi) == 1 and len(facts.amd_gpus) == 1:

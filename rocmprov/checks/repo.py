@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped, stray_note
+from rocmprov.checks.base import CRITICAL, OK, UNKNOWN, WARNING, gpu_absence, skipped, stray_note
 from rocmprov.checks.policy import Policy
 from rocmprov.facts.host import HostFacts
 from rocmprov.knowledge.expected import ansible_facts_for, distro_packages
@@ -257,13 +257,14 @@ def _pin(repo: RepoConfig) -> Finding:
 
 def check_packages(facts: HostFacts, policy: Policy) -> list[Finding]:
     if facts.packages is None:
-        return [Finding("rocm.packages", UNKNOWN, "installed packages not collected")]
+        why = facts.not_collected("packages")
+        return [Finding("rocm.packages", UNKNOWN, f"installed packages not collected: {why}")]
     source = policy.repo_source or _infer_source(facts)
     if not source:
         why = "none installed, no AMD source configured"
         why += stray_note(facts.rocm_stray)
         if not facts.amd_gpus:
-            return [skipped("rocm.packages", f"{NO_AMD_GPU}: {why}")]
+            return [skipped("rocm.packages", f"{gpu_absence(facts)}: {why}")]
         return [Finding("rocm.packages", OK, f"no ROCm packages expected here ({why})")]
     wanted, release = _wanted(facts, policy, source)
     if not wanted:

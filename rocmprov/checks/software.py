@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from rocmprov.checks.base import CRITICAL, NO_AMD_GPU, OK, UNKNOWN, WARNING, skipped, stray_note
+from rocmprov.checks.base import (
+    CRITICAL,
+    OK,
+    SKIPPED,
+    UNKNOWN,
+    WARNING,
+    gpu_absence,
+    skipped,
+    stray_note,
+)
 from rocmprov.checks.policy import Policy
 from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding
@@ -16,13 +25,15 @@ def check_rocm(facts: HostFacts, policy: Policy) -> list[Finding]:
     installs = facts.rocm_installs
     if installs is None:
         if facts.rocm_version is None:
-            return [Finding("rocm.installed", UNKNOWN, "ROCm version not collected")]
+            why = facts.not_collected("rocm-installs", "packages")
+            return [Finding("rocm.installed", UNKNOWN, f"ROCm version not collected: {why}")]
         installs = ()
     target = policy.target(facts.rocm_version)
     stray = stray_note(facts.rocm_stray)
     if not installs:
         if not facts.amd_gpus and not policy.rocm_version:
-            return [skipped("rocm.installed", f"{NO_AMD_GPU} and no ROCm installed{stray}")]
+            why = f"{gpu_absence(facts)} and no ROCm installed{stray}"
+            return [skipped("rocm.installed", why)]
         return [
             Finding(
                 "rocm.installed",
@@ -35,9 +46,14 @@ def check_rocm(facts: HostFacts, policy: Policy) -> list[Finding]:
                 ref=REF_INSTALL,
             )
         ]
-    primary = installs[0]
+    system = [i for i in installs if i.layout != "pip"]  # a venv's ROCm is its own
+    if not system:  # TheRock's wheels in a venv, no system-wide ROCm: named, not "none"
+        venvs = "; ".join(f"{i.label} ({i.where})" for i in installs)
+        return [Finding("rocm.installed", OK, f"ROCm only in virtual environments: {venvs}",
+                        actual=venvs)]  # fmt: skip
+    primary = system[0]
     out: list[Finding] = []
-    amd = [i for i in installs if i.stream != "distro"]
+    amd = [i for i in system if i.stream != "distro"]
     if len({i.stream for i in amd}) > 1 or len({i.version for i in amd}) > 1:
         out.append(
             Finding(
@@ -74,6 +90,36 @@ def check_rocm(facts: HostFacts, policy: Policy) -> list[Finding]:
             )
         )
     return out
+
+
+def check_layouts(facts: HostFacts, policy: Policy) -> list[Finding]:
+    """rocm.layouts: every ROCm install by version and layout (packages, tarball, pip venv), and
+    which one the target python's torch loads (the libamdhip64 it mapped)."""
+    installs = facts.rocm_installs
+    if not installs:
+        why = "no install seen" if installs is not None else facts.not_collected("rocm-installs")
+        return [Finding("rocm.layouts", SKIPPED, why)]
+    names = "; ".join(f"{i.label} ({i.where or i.evidence})" for i in installs)
+    loads = torch_loads(facts)
+    summary = f"{len(installs)} ROCm install(s): {names}" + (f"; {loads}" if loads else "")
+    return [Finding("rocm.layouts", OK, summary, actual=names)]
+
+
+def torch_loads(facts: HostFacts) -> str:
+    """'torch (/venv/bin/python) loads ROCm SDK wheels ... (pip in /venv)' or ''."""
+    t = facts.torch
+    if t is None or not t.installed or not t.hip:
+        return ""
+    who = f"torch ({t.executable or 'the target python'})"
+    lib = t.hip_library
+    if not lib:
+        return f"{who} did not load libamdhip64 at import (not known which ROCm it uses)"
+    for i in facts.rocm_installs or ():
+        if i.prefix and lib.startswith(i.prefix.rstrip("/") + "/"):
+            return f"{who} loads {i.label} ({i.where}): {lib}"
+    if "/site-packages/torch/lib/" in lib:
+        return f"{who} loads the ROCm libraries inside its own wheel: {lib}"
+    return f"{who} loads {lib}, which is in no install seen here"
 
 
 def _same_release(installed: str, wanted: str) -> bool:

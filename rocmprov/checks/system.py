@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from rocmprov.checks.base import NO_AMD_GPU, OK, UNKNOWN, WARNING, from_verdict, skipped
+from rocmprov.checks.base import (
+    OK,
+    UNKNOWN,
+    WARNING,
+    from_verdict,
+    gpu_absence,
+    gpu_scope,
+    skipped,
+)
 from rocmprov.checks.policy import Policy
 from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding
@@ -21,7 +29,7 @@ def check_os(facts: HostFacts, policy: Policy) -> list[Finding]:
         return [Finding("os.supported", UNKNOWN, "os-release not collected")]
     os_name = f"{facts.os.id} {facts.os.version_id}".strip()
     if not facts.amd_gpus and not facts.rocm_version and not policy.rocm_version:
-        why = f"{NO_AMD_GPU} and no ROCm installed or targeted"
+        why = f"{gpu_absence(facts)} and no ROCm installed or targeted"
         return [skipped("os.supported", why), skipped("os.kernel", why)]
     rocm = target_rocm(facts, policy)
     if not rocm:
@@ -46,8 +54,8 @@ def check_os(facts: HostFacts, policy: Policy) -> list[Finding]:
 
 
 def check_iommu(facts: HostFacts, policy: Policy) -> list[Finding]:
-    if not facts.amd_gpus:
-        return [skipped("kernel.iommu")]
+    if (scope := gpu_scope(facts, "kernel.iommu")) is not None:
+        return scope
     if facts.cmdline is None:
         return [Finding("kernel.iommu", UNKNOWN, "kernel command line not collected")]
     if facts.cmdline.get("iommu") == "pt":
@@ -68,9 +76,10 @@ def check_iommu(facts: HostFacts, policy: Policy) -> list[Finding]:
 
 def check_numa(facts: HostFacts, policy: Policy) -> list[Finding]:
     if not facts.amd_gpus:
-        return [skipped("kernel.numa_balancing")]
+        return [skipped("kernel.numa_balancing", gpu_absence(facts))]
     if facts.numa_balancing is None:
-        return [Finding("kernel.numa_balancing", UNKNOWN, "numa_balancing not collected")]
+        why = facts.not_collected("numa-balancing")
+        return [Finding("kernel.numa_balancing", UNKNOWN, f"numa_balancing not collected: {why}")]
     if facts.numa_balancing:
         return [
             Finding(

@@ -114,11 +114,22 @@ _APT_ROCM = (
 # /opt/rocm-X.Y.Z/.info/version (/opt/rocm links there), TheRock /opt/rocm/core-X.Y/.info/version
 # (/opt/rocm/core links there). A TheRock prefix without the file is listed by its directory.
 _ROCM_INSTALLS = (
-    "for f in /opt/rocm/.info/version /opt/rocm-*/.info/version /opt/rocm/core/.info/version "
-    "/opt/rocm/core-*/.info/version; do "
+    'for p in "${ROCM_PATH:-}" "${ROCM_HOME:-}" /opt/rocm /opt/rocm-* /opt/rocm/core '
+    "/opt/rocm/core-*; do "
+    '[ -n "$p" ] || continue; f="$p/.info/version"; '
     '[ -f "$f" ] && printf \'%s\\t%s\\n\' "$f" "$(head -c 200 "$f" | head -n 1)"; '
+    # TheRock's multi-arch tarballs carry their GPU kernels in <prefix>/.kpack (RELEASES.md)
+    '[ -d "$p/.kpack" ] && echo "kpack $p"; '
     "done; "
     'for d in /opt/rocm/core-*; do [ -d "$d" ] && echo "$d"; done; '
+    # TheRock's pip wheels (rocm-sdk-core) in the virtual environments people usually make
+    "for m in /home/*/.venv /home/*/venv /home/*/*/.venv /home/*/*/venv /root/.venv /root/venv "
+    "/opt/venv /opt/*/.venv /opt/*/venv /srv/*/.venv /srv/*/venv "
+    # conda environments: the base and envs/* of the usual installs
+    "/opt/conda /opt/conda/envs/* /home/*/miniconda3/envs/* /home/*/anaconda3/envs/* "
+    "/home/*/miniforge3/envs/*; do "
+    'for i in "$m"/lib/python3*/site-packages/rocm_sdk_core-*.dist-info; do '
+    '[ -d "$i" ] && echo "rocmsdk $i"; done; done 2>/dev/null | head -n 200; '
     # AMD's post-install step: the dynamic linker's entry for the prefix's lib directories.
     "for f in /etc/ld.so.conf.d/*.conf; do "
     '[ -f "$f" ] && while read -r l; do case "$l" in */rocm*) echo "ldconf $f $l";; esac; '
@@ -157,7 +168,12 @@ _PACKAGES = (
 
 _TORCH = r"""
 import json, sys
-out = {"python": sys.version.split()[0], "executable": sys.executable}
+out = {"python": sys.version.split()[0], "executable": sys.executable, "prefix": sys.prefix}
+try:
+    from importlib.metadata import version
+    out["rocm_sdk"] = version("rocm-sdk-core")
+except Exception:
+    pass
 try:
     import torch
 except Exception as exc:
@@ -172,6 +188,14 @@ else:
         out["devices"] = [torch.cuda.get_device_name(i) for i in range(out["device_count"])]
     except Exception as exc:
         out["device_error"] = f"{type(exc).__name__}: {exc}"
+    try:  # the HIP runtime this torch really loaded
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                if "libamdhip64.so" in line:
+                    out["hip_library"] = line.split(None, 5)[-1].strip()[:400]
+                    break
+    except OSError:
+        pass
 print(json.dumps(out))
 """
 
@@ -292,6 +316,13 @@ def build_probes(
             profile="full",
         ),
         Probe("amdgpu-ras", "amdgpu RAS sysfs: features, error counts, bad pages", _AMDGPU_RAS),
+        Probe(
+            "rocm-smi-ras",
+            "rocm-smi per-block RAS state and ECC counts (text: its --json prints nothing here)",
+            _need_tool("rocm-smi", "rocm-smi --showrasinfo 2>&1 | head -c 262144"),
+            timeout=60,
+            profile="full",
+        ),
         Probe(
             "dmesg",
             "kernel log: the kernel's own lines (dmesg --facility=kern, or journalctl -k)",

@@ -16,9 +16,11 @@ from rocmprov.parse.containers import CONTAINER_PROBES, ContainerFacts, build_co
 from rocmprov.parse.lspci import parse_lspci
 from rocmprov.parse.pci import AMD_VENDOR, PciDevice
 from rocmprov.parse.rocm import (
+    PIP,
     RocmInstall,
     VersionRecord,
     find_installs,
+    parse_layout_marks,
     parse_ldconf,
     parse_version_records,
     stray_libraries,
@@ -56,6 +58,7 @@ from rocmprov.parse.torch import TorchInfo, parse_torch
 class HostFacts:
     host: str
     probe_status: dict[str, str] = field(default_factory=dict)
+    probe_notes: dict[str, str] = field(default_factory=dict)  # why a probe gave nothing
     os: OsRelease | None = None
     kernel: str | None = None
     cmdline: dict[str, str] | None = None
@@ -85,6 +88,17 @@ class HostFacts:
     rocm_ldconf: tuple[str, ...] | None = None  # ROCm lib dirs in /etc/ld.so.conf.d
     logs: dict[str, str] = field(default_factory=dict)  # raw text the explain table reads
     containers: ContainerFacts | None = None  # runtimes, toolkit, CDI specs (parse/containers.py)
+
+    def not_collected(self, *probe_ids: str) -> str:
+        """Why these probes gave nothing, per probe: 'pci-sysfs: not in the bundle; lspci: not
+        installed'. Says what happened to the probes, never anything about the hardware."""
+        return "; ".join(f"{p}: {self.why(p)}" for p in probe_ids)
+
+    def why(self, probe_id: str) -> str:
+        if probe_id in self.probe_notes:
+            return self.probe_notes[probe_id]
+        status = self.probe_status.get(probe_id)
+        return "not in the bundle" if status is None else f"ran ({status}), nothing usable"
 
     @property
     def amd_gpus(self) -> tuple[PciDevice, ...]:
@@ -172,6 +186,15 @@ def _ok(out: ProbeOutput | None) -> str | None:
     return out.stdout
 
 
+def _said(out: ProbeOutput | None) -> str | None:
+    """stdout of a probe that ran, or failed but printed something; None for a failure that
+    printed nothing (dmesg refused to a user: an empty log is not a clean one)."""
+    text = _ok(out)
+    if out is not None and out.status == "failed" and not (text or "").strip():
+        return None
+    return text
+
+
 def build_facts(bundle: Bundle) -> HostFacts:
     g = bundle.get
     status = {pid: out.status for pid, out in bundle.outputs.items()}
@@ -180,12 +203,15 @@ def build_facts(bundle: Bundle) -> HostFacts:
     uname = _ok(g("uname"))
     cmd = _ok(g("cmdline"))
     packages = _parsed(g("packages"), parse_packages)
-    installs = _installs(g("rocm-installs"), g("rocm-version"), packages)
-    rocm_version = installs[0].version if installs else (None if installs is None else "")
-    rocm_source = installs[0].stream if installs else ""
+    torch = _torch(g("torch"))
+    installs = _installs(g("rocm-installs"), g("rocm-version"), packages, torch)
+    system = [i for i in installs or () if i.layout != PIP]  # a venv's ROCm is not the host's
+    rocm_version = system[0].version if system else (None if installs is None else "")
+    rocm_source = system[0].stream if system else ""
     return HostFacts(
         host=bundle.host,
         probe_status=status,
+        probe_notes={pid: n for pid, out in bundle.outputs.items() if (n := probe_note(out))},
         os=infer_os_release(text) if text is not None else None,
         kernel=parse_uname(uname) if uname is not None else None,
         cmdline=parse_cmdline(cmd) if cmd is not None else None,
@@ -205,14 +231,14 @@ def build_facts(bundle: Bundle) -> HostFacts:
         smi_gpus=_smi(g("amd-smi-static"), g("rocm-smi")),
         smi_metrics=_metrics(g("amd-smi-metric")),
         gpu_health=build_health({p: _ok(g(p)) for p in HEALTH_PROBES}),
-        dmesg=_ok(g("dmesg")),
+        dmesg=_said(g("dmesg")),
         dkms=tuple(parse_dkms(g("dkms").stdout))
         if g("dkms") and g("dkms").status == "ok"
         else (() if g("dkms") and g("dkms").status == "missing" else None),
         secureboot=_parsed(g("secureboot"), parse_secureboot),
         numa_balancing=_parsed(g("numa-balancing"), parse_int),
         gpu_manager=_gpu_manager(g("gpu-manager")),
-        torch=_torch(g("torch")),
+        torch=torch,
         repo=_parsed(g("apt-rocm"), parse_apt_rocm),
         packages=packages,
         logs=_logs(bundle),
@@ -221,7 +247,10 @@ def build_facts(bundle: Bundle) -> HostFacts:
 
 
 def _installs(
-    records: ProbeOutput | None, version_file: ProbeOutput | None, packages: dict[str, str] | None
+    records: ProbeOutput | None,
+    version_file: ProbeOutput | None,
+    packages: dict[str, str] | None,
+    torch: TorchInfo | None = None,
 ) -> tuple[RocmInstall, ...] | None:
     """Every ROCm install the probes show (rocmprov.parse.rocm); None when nothing was looked at.
     Bundles from before the rocm-installs probe still carry /opt/rocm/.info/version."""
@@ -235,7 +264,31 @@ def _installs(
         or packages is not None
         or (version_file is not None and version_file.status in ("ok", "missing"))
     )
-    return find_installs(tuple(found), packages) if looked else None
+    kpacks, wheels = _parsed(records, parse_layout_marks) or ((), ())
+    if torch is not None and torch.rocm_sdk and torch.prefix.startswith("/"):
+        wheels = (VersionRecord(torch.prefix, torch.rocm_sdk), *wheels)
+    looked = looked or bool(wheels)
+    if not looked:
+        return None
+    return find_installs(tuple(found), packages, kpacks=kpacks, wheels=wheels)
+
+
+_DENIED = ("permission denied", "operation not permitted", "must be root", "are not root")
+
+
+def probe_note(out: ProbeOutput) -> str:
+    """Why a probe that did not succeed gave nothing: not installed, permission, timed out ...;
+    "" when it ran. From its status and its own messages (the first 4 KiB of stderr)."""
+    if out.status == "ok":
+        return ""
+    said = (out.stderr[:4096] + "\n" + out.stdout[:4096]).lower()
+    if out.status == "timeout":
+        return f"timed out after {out.duration:.0f} s" if out.duration else "timed out"
+    if out.status == "missing":
+        return "absent" if ": absent" in said else "not installed"
+    if any(d in said for d in _DENIED):
+        return "permission denied"
+    return f"failed (exit {out.rc})"
 
 
 def _gpu_manager(out: ProbeOutput | None) -> str | None:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rocmprov.parse.ras_sysfs import BadPages, SysfsRas, parse_ras_sysfs
+from rocmprov.parse.ras_views import parse_amd_smi_bad_pages, parse_rocm_smi_rasinfo
 from rocmprov.parse.smi import amd_smi_gpus, load_json
+
+__all__ = ["BadPages", "GpuHealth", "GpuHealthFacts", "build_health", "parse_amd_smi_bad_pages"]
 
 NA = ("", "N/A", "NA", None)
 
@@ -39,6 +42,8 @@ class GpuHealth:
     """One GPU's health readings; None/empty where the tool did not say."""
 
     index: int
+    bdf: str = ""  # 0000:bb:dd.f where the tool named it (amd-smi xgmi), with the domain added
+    serial: str = ""  # amd-smi static asic.asic_serial, else board.product_serial
     total_correctable: int | None = None
     total_uncorrectable: int | None = None
     total_deferred: int | None = None
@@ -141,6 +146,10 @@ def _word(v: Any) -> str:
     return "" if v in NA or isinstance(v, dict | list) else str(v).strip().upper()
 
 
+def _plain(v: Any) -> str:
+    return "" if v in NA or isinstance(v, dict | list) else str(v).strip()
+
+
 def _blocks(node: Any, out: dict[str, EccBlock]) -> None:
     """Every dict holding correctable_count/uncorrectable_count is one block, keyed by name."""
     if not isinstance(node, dict):
@@ -201,6 +210,10 @@ def health_from_doc(doc: dict[str, Any], pos: int = 0) -> GpuHealth:
         for k, v in throttle.items()
         if k.endswith("_violation_status") and _word(v) == "ACTIVE"
     )
+    # amd-smi of ROCm 6.0-6.2: one POWER.THROTTLE_STATUS, THROTTLED | UNTHROTTLED (| N/A)
+    status = _word(_section(doc, "power").get("throttle_status"))
+    if status == "THROTTLED":
+        active += ("THROTTLE_STATUS",)
     limit = _section(doc, "limit")
     temps = tuple(
         (f"{m.group(1)}_{m.group(2)}", n)
@@ -214,8 +227,12 @@ def health_from_doc(doc: dict[str, Any], pos: int = 0) -> GpuHealth:
         else xgmi_err
     )
     compute, memory = _partition(doc)
+    serial = _plain(_section(doc, "asic").get("asic_serial")) or _plain(
+        _section(doc, "board").get("product_serial")
+    )
     return GpuHealth(
         index=index,
+        serial=serial[:64],
         total_correctable=_count(ecc.get("total_correctable_count", ecc.get("correctable"))),
         total_uncorrectable=_count(ecc.get("total_uncorrectable_count", ecc.get("uncorrectable"))),
         total_deferred=_count(ecc.get("total_deferred_count")),
@@ -226,7 +243,8 @@ def health_from_doc(doc: dict[str, Any], pos: int = 0) -> GpuHealth:
         compute_partition=compute,
         memory_partition=memory,
         throttle_active=active,
-        throttle_seen=any(k.endswith("_violation_status") for k in throttle),
+        throttle_seen=any(k.endswith("_violation_status") for k in throttle)
+        or status in ("THROTTLED", "UNTHROTTLED"),
         temp_limits=temps,
         power_cap_watts=_number(limit.get("socket_power", limit.get("power_cap"))),
         power_max_watts=_number(limit.get("max_power", limit.get("max_power_cap"))),
@@ -249,10 +267,24 @@ def parse_health(*texts: str) -> list[GpuHealth]:
 
 # --- amd-smi xgmi --------------------------------------------------------------------------------
 
+# the GPU's address with its PCI domain (changelog, 6.1-era) or without it ("05:00.0", AMD's
+# amd-smi blog of 2024-09); a bit rate / bandwidth of "N/A" on boards without XGMI links
 _XGMI_ROW = re.compile(
-    r"^GPU(\d+)\s+([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)\s+"
+    r"^GPU(\d+)\s+((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)\s+"
     r"(\S+ \S+|N/A)\s+(\S+ \S+|N/A)\s+(\S+)"
 )
+
+
+_SHORT_BDF = re.compile(r"^[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+_LONG_BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+
+
+def full_bdf(text: str) -> str:
+    """"05:00.0" or "0000:05:00.0" (any case) -> "0000:05:00.0"; "" for anything else."""
+    t = text.strip().lower()
+    if _SHORT_BDF.match(t):
+        return f"0000:{t}"
+    return t if _LONG_BDF.match(t) else ""
 
 
 def parse_xgmi(text: str) -> list[GpuHealth]:
@@ -266,6 +298,7 @@ def parse_xgmi(text: str) -> list[GpuHealth]:
                 out.append(
                     GpuHealth(
                         index=int(m.group(1)),
+                        bdf=full_bdf(m.group(2)),
                         xgmi_link_type=_word(m.group(5)),
                         xgmi_bit_rate_gbps=_number(m.group(3)),
                         xgmi_max_bandwidth_gbps=_number(m.group(4)),
@@ -280,12 +313,13 @@ def parse_xgmi(text: str) -> list[GpuHealth]:
         out.append(
             GpuHealth(
                 index=g.get("gpu") if isinstance(g.get("gpu"), int) else pos,
+                bdf=full_bdf(str(g.get("bdf") or "")),
                 xgmi_link_type=_word(metric.get("link_type")),
                 xgmi_bit_rate_gbps=_number(metric.get("bit_rate")),
                 xgmi_max_bandwidth_gbps=_number(metric.get("max_bandwidth")),
                 xgmi_links=tuple(
                     XgmiLink(
-                        str(ln.get("bdf") or f"gpu{ln.get('gpu', '?')}"),
+                        full_bdf(str(ln.get("bdf") or "")) or f"gpu{ln.get('gpu', '?')}",
                         _word(ln.get("link_status") or ln.get("status")),
                         _count(ln.get("error_count") or ln.get("errors")),
                     )
@@ -297,31 +331,6 @@ def parse_xgmi(text: str) -> list[GpuHealth]:
     return out
 
 
-# --- bad pages -----------------------------------------------------------------------------------
-
-
-def parse_amd_smi_bad_pages(text: str) -> list[BadPages]:
-    """`amd-smi bad-pages --json`: per GPU "retired"/"pending"/"un_res" lists of pages, or a
-    message string when there are none; `status` of each page where given. Only JSON: the probe
-    asks for it, so anything else is an error message (an older amd-smi, a failed call), which
-    says nothing about the pages ([] = not reported; never "0 retired")."""
-    data = load_json(text)
-    if data is None:
-        return []
-    out = []
-    for pos, g in enumerate(_lower(d) for d in amd_smi_gpus(data)):
-        index = g.get("gpu") if isinstance(g.get("gpu"), int) else pos
-        counts = {"retired": 0, "pending": 0, "un_res": 0}
-        for key in counts:
-            v = g.get(key)
-            if isinstance(v, list):
-                counts[key] = sum(1 for p in v if isinstance(p, dict))
-            elif isinstance(v, dict):
-                counts[key] = len(v)
-        out.append(BadPages(index, counts["retired"], counts["pending"], counts["un_res"]))
-    return out
-
-
 # --- one host's health facts ---------------------------------------------------------------------
 
 HEALTH_PROBES = (
@@ -330,6 +339,7 @@ HEALTH_PROBES = (
     "amd-smi-xgmi",
     "amd-smi-bad-pages",
     "amdgpu-ras",
+    "rocm-smi-ras",
 )
 
 
@@ -338,7 +348,7 @@ class GpuHealthFacts:
     """What the health checks read. A field is None when its probe gave nothing (absent,
     missing tool, failed); an empty tuple when it ran and listed no GPU."""
 
-    gpus: tuple[GpuHealth, ...] | None = None  # amd-smi static + metric
+    gpus: tuple[GpuHealth, ...] | None = None  # amd-smi static + metric, else rocm-smi RAS
     xgmi: tuple[GpuHealth, ...] | None = None  # amd-smi xgmi
     bad_pages: tuple[BadPages, ...] | None = None  # amd-smi bad-pages
     sysfs: tuple[SysfsRas, ...] | None = None  # amdgpu-ras
@@ -352,12 +362,24 @@ def build_health(texts: dict[str, str | None]) -> GpuHealthFacts | None:
     """Probe id -> stdout (None when the probe did not run or its tool is missing)."""
     static, metric = texts.get("amd-smi-static"), texts.get("amd-smi-metric")
     xgmi, bad, ras = (texts.get(k) for k in ("amd-smi-xgmi", "amd-smi-bad-pages", "amdgpu-ras"))
+    gpus = parse_health(static or "", metric or "") if static or metric else []
+    rocm_smi = texts.get("rocm-smi-ras")
+    if rocm_smi and not any(g.blocks or g.ras_block_state for g in gpus):
+        older = [health_from_doc(d, i) for i, d in enumerate(parse_rocm_smi_rasinfo(rocm_smi))]
+        by_index = {g.index: g for g in older}
+        gpus = [_merge(g, by_index.pop(g.index, None)) for g in gpus] + list(by_index.values())
+    seen = static is not None or metric is not None or rocm_smi is not None
     facts = GpuHealthFacts(
-        gpus=tuple(parse_health(static or "", metric or ""))
-        if static is not None or metric is not None
-        else None,
+        gpus=tuple(gpus) if seen else None,
         xgmi=tuple(parse_xgmi(xgmi)) if xgmi is not None else None,
         bad_pages=tuple(parse_amd_smi_bad_pages(bad)) if bad is not None else None,
         sysfs=tuple(parse_ras_sysfs(ras)) if ras is not None else None,
     )
     return facts if facts.collected else None
+
+
+def _merge(g: GpuHealth, ras: GpuHealth | None) -> GpuHealth:
+    """amd-smi's reading of a GPU, with rocm-smi's RAS blocks where amd-smi had none."""
+    if ras is None:
+        return g
+    return replace(g, blocks=ras.blocks, ras_block_state=ras.ras_block_state)

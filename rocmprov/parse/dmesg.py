@@ -24,7 +24,8 @@ _PREFIXES = (  # the first two both hold "kernel:" (see _log_format)
     re.compile(r"^[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s+\S+\s+kernel:\s?"),  # syslog/journal
     re.compile(r"^\d{4}-\d\d-\d\dT\S+\s+\S+\s+kernel:\s?"),  # journalctl -o short-iso
     re.compile(r"^<\d+>"),  # dmesg -r / kmsg priority
-    re.compile(r"^\[\s*\d+\.\d+\]\s?"),  # dmesg timestamp
+    # dmesg's seconds since boot "[  12.345678] ", or its -T clock "[Tue Sep  9 02:30:28 2025] "
+    re.compile(r"^\[(?:\s*\d+\.\d+|[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} [\d:]{8} \d{4})\]\s?"),
 )
 # the code that prints the lines the rules know: amdgpu's dev_*()/pr_*(), DRM, KFD, the PCI core
 _SOURCE = re.compile(
@@ -39,6 +40,7 @@ _SOURCE = re.compile(
 _USER_FAULT = re.compile(r"^.{0,15}?\[\d+\]:?\s")
 _RAW_PRIORITY = re.compile(r"^<(\d{1,4})>")
 _MAX_LINE = 2048  # kernel log lines are under 1024 characters; longer is not a kernel line
+_HUB = re.compile(r"\[((?:gfx|mm|vm)hub\d{0,2})\] ((?:no-)?retry|VMC)?")
 _DEVICE = re.compile(rf"^(?P<drv>amdgpu|pci|kfd kfd)\s+(?P<bdf>{_BDF})?:?\s")
 
 
@@ -73,6 +75,9 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("fatal_gpu_init", r"Fatal error during GPU init"),
         ("atombios_stuck", r"atombios stuck"),
         ("gpu_post_error", r"gpu post error"),
+        # amdgpu_device.c: "*ERROR* hw_init of IP block <psp> failed -22" (node-scraper's
+        # "IP hardware init error" rule, MIT; real line: tests/fixtures/dmesg, ROCm/ROCm#384)
+        ("ip_init_failed", r"\*ERROR\* (?:hw|sw)_init of IP block <(\w{1,32})> failed"),
         ("not_supported_in_kfd", r"(\w{1,32})\s{1,8}not supported in kfd"),
         (
             "bar_resize_failed",
@@ -94,9 +99,12 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("hardware_error_aca", r"\[Hardware Error\]"),
         ("cp_unrecoverable_preemption_failed", r"unrecoverable state due to an unsuccessful"),
         ("failed_to_restore_process_queues", r"Failed to restore process queues"),
+        # gmc_v9_0.c/gmc_v10_0.c: "[gfxhub] page fault", "[gfxhub0] no-retry page fault",
+        # "[mmhub0] retry page fault" (the hub's name carries an instance number on gfx9 parts
+        # from Aldebaran on, MI300 included); older: "GPU fault detected"
         (
             "page_fault",
-            r"\[\w+hub\] (?:no-retry )?page fault|GPU fault detected"
+            r"\[(?:gfx|mm|vm)hub\d{0,2}\] (?:(?:no-)?retry |VMC )?page fault|GPU fault detected"
             r"|VM_L2_PROTECTION_FAULT_STATUS",
         ),
         ("pcie_bandwidth_limited", r"available PCIe bandwidth, limited by"),
@@ -129,6 +137,7 @@ _KEYWORDS: dict[str, tuple[str, ...]] = {
     "fatal_gpu_init": ("fatal error during gpu init",),
     "atombios_stuck": ("atombios stuck",),
     "gpu_post_error": ("gpu post error",),
+    "ip_init_failed": ("of ip block",),
     "not_supported_in_kfd": ("not supported in kfd",),
     "bar_resize_failed": ("large bar", "resize failed", "failed to resize bar"),
     "bar_assign_failed": ("no space", "failed to assign"),
@@ -194,8 +203,11 @@ def parse_dmesg(text: str) -> Dmesg:
                 "ring_reset_failed",
                 "ring_test_failed",
                 "not_supported_in_kfd",
+                "ip_init_failed",
             ):
                 detail = m.group(1).rstrip(",")
+            elif tag == "page_fault" and (hub := _HUB.search(line)):
+                detail = f"{hub.group(1)} {hub.group(2) or ''}".strip()
             elif tag == "pcie_bandwidth_limited" and where:
                 bdfs.setdefault(where, None)
             events.append(DmesgEvent(tag, where, line[:500], detail))

@@ -17,6 +17,10 @@ class TorchInfo:
     devices: tuple[str, ...] = ()
     error: str = ""
     python: str = ""
+    executable: str = ""
+    prefix: str = ""  # sys.prefix: the virtual environment, if any
+    rocm_sdk: str = ""  # version of TheRock's rocm-sdk-core wheel in that environment
+    hip_library: str = ""  # the libamdhip64.so this torch loaded (from /proc/self/maps)
 
 
 def parse_torch(text: str) -> TorchInfo | None:
@@ -48,4 +52,8 @@ def _info(d: dict) -> TorchInfo:
         devices=tuple(str(x) for x in devices),
         error=s("error") or s("device_error"),
         python=s("python"),
+        executable=s("executable")[:400],
+        prefix=s("prefix")[:400],
+        rocm_sdk=s("rocm_sdk")[:80],
+        hip_library=s("hip_library")[:400],
     )
