@@ -19,6 +19,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from rocmprov.parse.kernel_catalogue import catalogue
+
 _BDF = r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
 _PREFIXES = (  # the first two both hold "kernel:" (see _log_format)
     re.compile(r"^[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s+\S+\s+kernel:\s?"),  # syslog/journal
@@ -159,6 +161,13 @@ _KEYWORDS: dict[str, tuple[str, ...]] = {
     "pcie_bandwidth_limited": ("available pcie bandwidth",),
 }
 
+# the catalogue's rules (rocmprov/data/kernel_log.yaml: node-scraper, cvs), anchored to the
+# kernel's amdgpu prefixes; their first group, when they have one, is the event's detail
+_CATALOGUE = catalogue().rules
+_RULES += tuple((rule.tag, rule.pattern) for rule in _CATALOGUE)
+_KEYWORDS.update({rule.tag: (rule.keyword,) for rule in _CATALOGUE})
+_CATALOGUE_TAGS = frozenset(rule.tag for rule in _CATALOGUE)
+
 
 def parse_dmesg(text: str) -> Dmesg:
     lowered = text.lower()
@@ -208,6 +217,8 @@ def parse_dmesg(text: str) -> Dmesg:
                 detail = m.group(1).rstrip(",")
             elif tag == "page_fault" and (hub := _HUB.search(line)):
                 detail = f"{hub.group(1)} {hub.group(2) or ''}".strip()
+            elif tag in _CATALOGUE_TAGS and m.lastindex:
+                detail = m.group(1)
             elif tag == "pcie_bandwidth_limited" and where:
                 bdfs.setdefault(where, None)
             events.append(DmesgEvent(tag, where, line[:500], detail))
