@@ -11,6 +11,9 @@ and never has the shape of the kernel's report of a user program's fault ("comm[
 ... in FILE", "traps: comm[pid] trap ... in FILE"), whose program and file names any local user
 chooses. A /dev/kmsg record ("<N>" prefix, `dmesg -r`) from a facility other than the kernel's
 (N >= 8: written by a process) is not a kernel line either.
+
+Besides its own rules the parser runs the kernel-log catalogue's (rocmprov/data/kernel_log.yaml,
+parse/kernel_catalogue.py: node-scraper's and cvs's rules, each anchored to amdgpu's prefix).
 """
 
 from __future__ import annotations
