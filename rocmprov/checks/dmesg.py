@@ -14,6 +14,7 @@ from rocmprov.checks.policy import Policy
 from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding, Severity
 from rocmprov.parse.dmesg import DmesgEvent, parse_dmesg
+from rocmprov.parse.kernel_catalogue import catalogue
 
 REF_BAR = "https://rocm.docs.amd.com/en/latest/how-to/system-optimization/mi200.html"
 REF_INSTALL = (
@@ -28,7 +29,7 @@ BIOS_BAR = (
 )
 
 # (check id, tags, severity, summary, fix, source)
-_CAUSES: tuple[tuple[str, tuple[str, ...], Severity, str, str, str], ...] = (
+_CAUSES: tuple[tuple[str, tuple[str, ...], Severity, str, str, str], ...] = (  # + catalogue
     (
         "dmesg.amdgpu.probe_enomem",
         ("probe_failed_-12",),
@@ -120,6 +121,30 @@ _CAUSES: tuple[tuple[str, tuple[str, ...], Severity, str, str, str], ...] = (
 )
 
 
+_Cause = tuple[str, tuple[str, ...], Severity, str, str, str]
+
+
+def _with_catalogue(own: tuple[_Cause, ...]) -> tuple[_Cause, ...]:
+    """The own causes with the catalogue's tags added to the ids they name, then the
+    catalogue's own findings (rocmprov/data/kernel_log.yaml) in its order."""
+    cat = catalogue()
+    tags: dict[str, tuple[str, ...]] = {}
+    for rule in cat.rules:
+        tags[rule.id] = (*tags.get(rule.id, ()), rule.tag)
+    sev = {"CRITICAL": CRITICAL, "WARNING": WARNING}
+    known = {c[0] for c in own}
+    out: list[_Cause] = [(c[0], c[1] + tags.get(c[0], ()), c[2], c[3], c[4], c[5]) for c in own]
+    out += [
+        (f.id, tags.get(f.id, ()), sev[f.severity], f.summary, f.fix, f.ref)
+        for f in cat.findings
+        if f.id not in known
+    ]
+    return tuple(out)
+
+
+CAUSES = _with_catalogue(_CAUSES)
+
+
 def check_dmesg(facts: HostFacts, policy: Policy) -> list[Finding]:
     if facts.dmesg is None:
         return [
@@ -133,7 +158,7 @@ def check_dmesg(facts: HostFacts, policy: Policy) -> list[Finding]:
         ]
     log = parse_dmesg(facts.dmesg)
     out = []
-    for check, tags, severity, summary, fix, ref in _CAUSES:
+    for check, tags, severity, summary, fix, ref in CAUSES:
         events = [e for e in log.events if e.tag in tags]
         if events:
             out.append(_finding(check, severity, summary, fix, ref, events))

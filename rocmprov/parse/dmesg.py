@@ -11,6 +11,9 @@ and never has the shape of the kernel's report of a user program's fault ("comm[
 ... in FILE", "traps: comm[pid] trap ... in FILE"), whose program and file names any local user
 chooses. A /dev/kmsg record ("<N>" prefix, `dmesg -r`) from a facility other than the kernel's
 (N >= 8: written by a process) is not a kernel line either.
+
+Besides its own rules the parser runs the kernel-log catalogue's (rocmprov/data/kernel_log.yaml,
+parse/kernel_catalogue.py: node-scraper's and cvs's rules, each anchored to amdgpu's prefix).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from rocmprov.parse.kernel_catalogue import catalogue
 
 _BDF = r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
 _PREFIXES = (  # the first two both hold "kernel:" (see _log_format)
@@ -159,6 +164,13 @@ _KEYWORDS: dict[str, tuple[str, ...]] = {
     "pcie_bandwidth_limited": ("available pcie bandwidth",),
 }
 
+# the catalogue's rules (rocmprov/data/kernel_log.yaml: node-scraper, cvs), anchored to the
+# kernel's amdgpu prefixes; their first group, when they have one, is the event's detail
+_CATALOGUE = catalogue().rules
+_RULES += tuple((rule.tag, rule.pattern) for rule in _CATALOGUE)
+_KEYWORDS.update({rule.tag: (rule.keyword,) for rule in _CATALOGUE})
+_CATALOGUE_TAGS = frozenset(rule.tag for rule in _CATALOGUE)
+
 
 def parse_dmesg(text: str) -> Dmesg:
     lowered = text.lower()
@@ -208,6 +220,8 @@ def parse_dmesg(text: str) -> Dmesg:
                 detail = m.group(1).rstrip(",")
             elif tag == "page_fault" and (hub := _HUB.search(line)):
                 detail = f"{hub.group(1)} {hub.group(2) or ''}".strip()
+            elif tag in _CATALOGUE_TAGS and m.lastindex:
+                detail = m.group(1)
             elif tag == "pcie_bandwidth_limited" and where:
                 bdfs.setdefault(where, None)
             events.append(DmesgEvent(tag, where, line[:500], detail))
