@@ -31,9 +31,9 @@ AREAS = {"firmware", "compiler", "runtime", "framework", "llm", "packages", "con
          "memory", "amdsmi", "benign"}  # fmt: skip
 CASES = load_cases(HELDOUT)
 TABLE = load_table()
-# Issue 28 asks for 150 cases (25 benign); collection stands at 111 (25 benign), see
+# Issue 28 asks for 150 cases (25 benign); collection stands at 135 (25 benign), see
 # tests/data/kb-heldout/PROGRESS.md. These floors keep what exists from shrinking.
-MIN_CASES = 111
+MIN_CASES = 135
 MIN_BENIGN = 25
 
 
@@ -89,7 +89,7 @@ def test_accuracy_and_benign_share_are_computed_and_documented() -> None:
     print("\n" + summary(figures) + "\n" + table_of_figures(figures))  # shown with pytest -s
     for name in ("top1", "top3", "benign"):
         assert sum(figures.tally(f"{name}.{g}").of for g in ("cited", "not cited")) > 0
-    # floors just under today's figures (35 % and 80 %): they fail loudly if the table
+    # floors just under today's figures (44.5 % and 80 %): they fail loudly if the table
     # regresses; the aims (90 % each) and the distance to them are in the doc
-    assert figures.accuracy >= 0.32, summary(figures)
+    assert figures.accuracy >= 0.42, summary(figures)
     assert figures.benign_share >= 0.75, summary(figures)

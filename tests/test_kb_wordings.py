@@ -1,0 +1,39 @@
+"""Several messages per cause (issue 28, item 2): each other real wording an entry was widened
+for (tests/fixtures/kb-wordings/<entry>.<slug>.txt) is answered by that entry first, and comes
+from a report on the table side of the held-out split."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kbsplit import side
+
+from rocmprov.kb import load_table, match
+
+ROOT = Path(__file__).resolve().parent.parent
+WORDINGS = sorted((ROOT / "tests" / "fixtures" / "kb-wordings").glob("*.txt"))
+TABLE = load_table()
+
+
+def _read(path: Path) -> tuple[list[str], str]:
+    head, _, text = path.read_text(encoding="utf-8").partition("\n---\n")
+    sources = [line.split(":", 1)[1].strip() for line in head.splitlines()
+               if line.startswith("source:")]  # fmt: skip
+    return sources, text
+
+
+def test_there_are_wordings_and_each_names_an_entry() -> None:
+    assert len(WORDINGS) >= 2
+    for path in WORDINGS:
+        assert path.name.split(".txt")[0].rsplit(".", 1)[0] in TABLE.by_id, path.name
+
+
+@pytest.mark.parametrize("path", WORDINGS, ids=[p.name for p in WORDINGS])
+def test_the_entry_answers_its_other_wording_first(path: Path) -> None:
+    entry_id = path.name.split(".txt")[0].rsplit(".", 1)[0]
+    sources, text = _read(path)
+    assert sources and all(side(url) == "table" for url in sources), sources
+    found = match(text)
+    assert found, f"{path.name}: nothing matched"
+    assert found[0].id == entry_id, f"{path.name}: {found[0].id}"
