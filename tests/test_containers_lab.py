@@ -73,6 +73,7 @@ def audit(inv: Path, tmp: Path) -> dict[str, list[dict[str, Any]]]:
                          "--gpu-user", "admin"], capture_output=True, text=True, timeout=300,
                         env={**os.environ, "XDG_STATE_HOME": str(tmp / "state")},
                         check=False)  # fmt: skip
+    assert cp.stdout.startswith("{"), cp.stderr[-3000:]
     doc = json.loads(cp.stdout)
     out: dict[str, list[dict[str, Any]]] = {}
     for f in doc["hosts"][0]["findings"]:
@@ -214,5 +215,6 @@ def verify(inv: Path, tmp: Path, image: str, *args: str) -> dict[str, Any]:
                          image, "--format", "json", *args], capture_output=True, text=True,
                         timeout=300, env={**os.environ, "XDG_STATE_HOME": str(tmp / "state")},
                         check=False)  # fmt: skip
+    assert cp.stdout.startswith("{"), cp.stderr[-3000:]
     return json.loads(cp.stdout)["hosts"][0]
 

@@ -159,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _inventory(args: argparse.Namespace, image: str, opts: dict[str, str]) -> Any:
-    from rocmprov.fleet.fanout import _per_host
+    from rocmprov.fleet.fanout import per_host
     from rocmprov.transport.base import HostUnreachable
     from rocmprov.transport.ssh import SSHTransport
 
@@ -170,7 +170,9 @@ def _inventory(args: argparse.Namespace, image: str, opts: dict[str, str]) -> An
         except HostUnreachable as exc:
             return ContainerReport(spec.name, image, note=f"{exc.failure.value}: {exc.message}")
 
-    yield from _per_host(args, one)
+    from rocmprov.commands._options import fleet_options
+
+    yield from per_host(fleet_options(args), one)
 
 
 def _table(reports: list[ContainerReport]) -> None:

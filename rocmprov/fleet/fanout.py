@@ -173,7 +173,7 @@ def collect_inventory(opts: FleetOptions) -> Iterator[tuple[Bundle | None, str]]
             yield None, f"{spec.name}: {result.failure.value}: {result.message}"
 
 
-def _per_host(opts: FleetOptions, one: Callable[[Any, Any], Any]) -> Iterator[Any]:
+def per_host(opts: FleetOptions, one: Callable[[Any, Any], Any]) -> Iterator[Any]:
     """`one(spec, ssh_options)` on every host of the inventory, `--forks` at once, results as
     they finish; host names and SSH files are checked before any host is contacted."""
     from rocmprov.transport.ssh import SSHOptions
@@ -200,7 +200,7 @@ def verify_inventory(opts: FleetOptions) -> Iterator[Any]:
         except HostUnreachable as exc:
             return VerifyReport(spec.name, python, error=f"{exc.failure.value}: {exc.message}")
 
-    yield from _per_host(opts, one)
+    yield from per_host(opts, one)
 
 
 def active_inventory(opts: FleetOptions) -> Iterator[Any]:
@@ -218,7 +218,7 @@ def active_inventory(opts: FleetOptions) -> Iterator[Any]:
             why = f"{exc.failure.value}: {exc.message}"
             return ActiveReport(spec.name, results=(ActiveResult("host", Severity.UNKNOWN, why),))
 
-    yield from _per_host(opts, one)
+    yield from per_host(opts, one)
 
 
 class _Progress:
