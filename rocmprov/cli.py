@@ -15,7 +15,7 @@ from typing import NoReturn
 from rocmprov import __version__
 from rocmprov.exitcodes import Exit, InputError, UsageError
 
-COMMANDS = ("audit", "collect", "explain", "apply", "repair", "verify", "health")
+COMMANDS = ("audit", "collect", "explain", "apply", "repair", "verify", "health", "heal")
 
 
 class _Parser(argparse.ArgumentParser):
