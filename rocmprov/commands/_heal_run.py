@@ -15,6 +15,7 @@ from rocmprov.gate.heal import (
     NodePlan,
     Step,
     attempts,
+    isolated_now,
     needs_human,
     plan_fleet,
     plan_node,
@@ -55,10 +56,16 @@ class Healer:
                 nodes[host] = self.slurm.show(name)
             except SlurmError as exc:
                 self._say(host, "unknown", f"not read from Slurm: {exc}")
-        drained = [h for h, (n, _) in nodes.items() if n.touchable and n.drained and n.ours]
-        reports = self._audit(drained) if drained else {}
+        self.specs = {h.name: h for h in hosts}
         now = time.time()
-        journals = {h: self.state.journal(nodes[h][0].name) for h in drained}
+        journals = {h: self.state.journal(n.name) for h, (n, _) in nodes.items()}
+        isolated = {h: isolated_now(journals[h]) for h in nodes}
+        drained = [
+            h
+            for h, (n, _) in nodes.items()
+            if (n.touchable and n.drained and n.ours) or (isolated[h] and not n.drained)
+        ]
+        reports = self._audit(drained) if drained else {}
         table = remedy_table(remedies())
         plans = [
             plan_node(
@@ -70,6 +77,8 @@ class Healer:
                 now,
                 self.drain,
                 nodes[h][1],
+                gpu_map(self.specs[h]),
+                isolated[h],
             )
             for h in sorted(drained, key=lambda h: nodes[h][0].name)
         ]
@@ -80,6 +89,9 @@ class Healer:
         for host in nodes:
             if host not in drained:
                 self.results.append(_result(nodes[host][0].name, "left", "not drained by the gate"))
+        for p in plans:
+            if p.step is Step.LEAVE:
+                self.results.append(_result(p.node, "left", p.why))
         fixing: list[tuple[str, NodePlan]] = []
         for p in plans:
             host = host_of[p.node]
@@ -92,7 +104,9 @@ class Healer:
                 self._say(p.node, "deferred", p.why)
             elif p.step is Step.WAIT:
                 self._say(p.node, "waiting", p.why)
-            else:
+            elif p.step in (Step.ISOLATE, Step.RESTORE):
+                self._gres(host, p)
+            elif p.step is not Step.LEAVE:
                 fixing.append((host, p))
         self._fix_and_resume(fixing, journals)
         self._metrics()
@@ -189,6 +203,77 @@ class Healer:
         self._log(p.node, "escalated", reason=reason, why=why, checks=list(p.checks), hook=hook)
         self._say(p.node, "escalated", f"{why}: {reason}" + (f" hook {hook}" if hook else ""))
 
+    def _gres(self, host: str, p: NodePlan) -> None:
+        """Take the bad GPUs out of Slurm's gres and resume with the rest (or put them back)."""
+        from rocmprov.commands._heal_gres import change
+        from rocmprov.gate.gres import GresError
+
+        if self.args.dry_run:
+            self._say(p.node, "planned", f"{p.step.value}: {p.why} (dry run)")
+            return
+        out = p.gpus if p.step is Step.ISOLATE else ()
+        back = p.gpus if p.step is Step.RESTORE else ()
+        same = self.args.slurm_host == host
+        try:
+            node_t = self._transport(host)
+            try:
+                count = change(
+                    node_t,
+                    self.slurm.transport,
+                    same,
+                    p.node,
+                    gpu_map(self.specs[host]),
+                    out,
+                    back,
+                    scontrol=self.args.scontrol,
+                )
+            finally:
+                node_t.close()
+        except (GresError, OSError) as exc:
+            if p.step is Step.ISOLATE:
+                what = f"GPU isolation failed: {exc}"
+                self._escalate(p, needs_human(p.checks[0], what), what, 0)
+            else:
+                self._say(p.node, "failed", f"could not put GPUs back: {exc}")
+            return
+        if p.step is Step.RESTORE:
+            self._log(p.node, "restored", gpus=list(back), count=count)
+            self._say(p.node, "restored", f"{', '.join(back)} back in service: gpu:{count}")
+            return
+        event = {
+            "ts": round(time.time(), 3),
+            "node": p.node,
+            "event": "isolated",
+            "gpus": list(out),
+            "checks": list(p.checks),
+            "count": count,
+        }
+        hook = ""
+        if self.hook:
+            res = run_hook(self.hook, event, self.args.hook_timeout)
+            hook = f"rc={res.rc}" if res.rc is not None else res.error
+        self._log(p.node, "isolated", gpus=list(out), checks=list(p.checks), count=count, hook=hook)
+        node, _ = self.slurm.show(p.node)
+        if node.touchable and node.drained and node.ours:
+            self.slurm.resume(p.node)
+            self._log(p.node, "resumed", gpus_left=count)
+        self._say(
+            p.node,
+            "isolated",
+            f"{', '.join(out)} out of service ({','.join(p.checks)}), resumed with gpu:{count}",
+        )
+
+    def _transport(self, host: str) -> Any:
+        from rocmprov.fleet.fanout import ssh_files
+        from rocmprov.transport.ssh import SSHOptions, SSHTransport
+
+        spec = self.specs[host]
+        known, config = ssh_files(self.args, [spec])
+        options = SSHOptions.load(
+            known_hosts=known, ssh_config=config, accept_new=self.args.accept_new
+        )
+        return SSHTransport.from_spec(spec, options)
+
     # --- I/O helpers -----------------------------------------------------------------------
 
     def _audit(self, hosts: list[str]) -> dict[str, HostReport]:
@@ -275,6 +360,22 @@ def _critical(report: HostReport | None, drain: DrainPolicy) -> list:
     if report is None or report.failure:
         return []
     return [f for f in drain.select(report.findings) if f.severity is Severity.CRITICAL]
+
+
+def gpu_map(spec: Any) -> dict[str, str]:
+    """hostvar rocmprov_slurm_gpus: {PCI address: gres.conf File=} of the node's GPUs (per-GPU
+    isolation is off without it). Entries that are not an address and an absolute path are
+    left out."""
+    from rocmprov.gate.gres import BDF
+
+    raw = spec.vars.get("rocmprov_slurm_gpus") or {}
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        str(k).lower(): str(v)
+        for k, v in raw.items()
+        if BDF.fullmatch(str(k)) and str(v).startswith("/") and " " not in str(v)
+    }
 
 
 def _slurm_name(spec: Any) -> str:

@@ -30,6 +30,7 @@ from enum import Enum
 from fnmatch import fnmatchcase
 from typing import Any
 
+from rocmprov.gate.gres import bdfs
 from rocmprov.gate.policy import DrainPolicy
 from rocmprov.gate.slurm import REASON_PREFIX, NodeState, clean
 from rocmprov.model import Finding, HostReport, Severity
@@ -49,6 +50,8 @@ class Step(Enum):
     RESUME = "resume"
     ESCALATE = "escalate"
     DEFER = "defer"
+    ISOLATE = "isolate"  # take the bad GPUs out of Slurm's gres, resume with the rest
+    RESTORE = "restore"  # put isolated GPUs that pass again back
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,7 @@ class NodePlan:
     reason: str = ""  # the escalation reason for Slurm
     checks: tuple[str, ...] = ()
     partitions: tuple[str, ...] = ()
+    gpus: tuple[str, ...] = ()  # PCI addresses to isolate or restore
 
 
 def remedy_table(data: Mapping[str, Any]) -> dict[str, Remedy]:
@@ -129,6 +133,19 @@ def attempts(journal: Iterable[Event], now: float, window_s: float) -> int:
     return sum(1 for e in journal if e.event == "attempt" and now - e.ts < window_s)
 
 
+def isolated_now(journal: Iterable[Event]) -> tuple[str, ...]:
+    """The GPUs (PCI addresses) the journal says are out of Slurm's gres now."""
+    out: dict[str, None] = {}
+    for e in journal:
+        gpus = [str(g).lower() for g in e.detail.get("gpus") or ()]
+        if e.event == "isolated":
+            out.update(dict.fromkeys(gpus))
+        elif e.event == "restored":
+            for g in gpus:
+                out.pop(g, None)
+    return tuple(out)
+
+
 def needs_human(check: str, what: str) -> str:
     """`rocmprov-heal: needs a human: <check> <what>`, bounded for Slurm's reason."""
     return clean(f"{NEEDS_HUMAN} {check} {what}".rstrip())
@@ -143,15 +160,29 @@ def plan_node(
     now: float,
     drain: DrainPolicy | None = None,
     partitions: tuple[str, ...] = (),
+    gpus: Mapping[str, str] | None = None,
+    isolated: tuple[str, ...] = (),
 ) -> NodePlan:
-    """The table in the module docstring, for one node."""
+    """The table in the module docstring, for one node. `gpus`: the node's GPUs for Slurm
+    (PCI address -> gres.conf File=), empty where per-GPU isolation is not set up;
+    `isolated`: those taken out already."""
 
     def plan(step: Step, why: str, **kw: Any) -> NodePlan:
         return NodePlan(node.name, step, why, partitions=partitions, **kw)
 
+    audited = report is not None and not report.failure
+    critical = _critical(report, drain, isolated) if audited else []
     if not (node.touchable and node.drained and node.ours):
+        back = tuple(b for b in isolated if audited and not _names(critical, b))
+        if back and node.touchable and not node.drained:
+            if node.state.upper().split("+")[0] != "IDLE":
+                return plan(Step.WAIT, "isolated GPUs pass again: put back once no job runs")
+            return plan(Step.RESTORE, f"{', '.join(back)} pass again: put back", gpus=back)
         return plan(Step.LEAVE, "not drained by the rocmprov gate: left alone")
     named = reason_check(node.reason)
+    out = _isolate(node, critical, gpus or {}, isolated) if audited else None
+    if out is not None:
+        return plan(out[0], out[1], gpus=out[2], checks=tuple(sorted({f.check for f in critical})))
     if named and is_hardware(named):
         return plan(
             Step.ESCALATE,
@@ -232,7 +263,7 @@ def plan_fleet(
     busy: dict[str, int] = {}
     out: list[NodePlan] = []
     for p in plans:
-        if p.step not in (Step.FIX, Step.RESUME):
+        if p.step not in (Step.FIX, Step.RESUME, Step.ISOLATE, Step.RESTORE):
             out.append(p)
             continue
         full = [part for part in p.partitions if busy.get(part, 0) >= policy.per_partition]
@@ -247,6 +278,52 @@ def plan_fleet(
             busy[part] = busy.get(part, 0) + 1
         out.append(p)
     return out
+
+
+def _critical(
+    report: HostReport | None, drain: DrainPolicy | None, isolated: tuple[str, ...]
+) -> list[Finding]:
+    """The drain policy's CRITICAL findings, less those about GPUs already isolated."""
+    if report is None:
+        return []
+    return [
+        f
+        for f in drop_isolated((drain or DrainPolicy()).select(report.findings), isolated)
+        if f.severity is Severity.CRITICAL
+    ]
+
+
+def drop_isolated(findings: Iterable[Finding], isolated: Iterable[str]) -> tuple[Finding, ...]:
+    """Findings less those whose subject names only GPUs taken out of service (the gate uses
+    this too, so an isolated GPU's sticky kernel line does not drain the node again)."""
+    out = set(b.lower() for b in isolated)
+    return tuple(f for f in findings if not (bdfs(f.subject) and set(bdfs(f.subject)) <= out))
+
+
+def _names(findings: Iterable[Finding], bdf: str) -> bool:
+    return any(bdf in bdfs(f.subject) for f in findings)
+
+
+def _isolate(
+    node: NodeState, critical: list[Finding], gpus: Mapping[str, str], isolated: tuple[str, ...]
+) -> tuple[Step, str, tuple[str, ...]] | None:
+    """(ISOLATE or WAIT, why, GPUs) when every drain finding is hardware on some GPUs of the node
+    and at least one GPU stays good; None otherwise (the other rows of the table decide)."""
+    if not gpus or not critical:
+        return None
+    bad: dict[str, None] = {}
+    for f in critical:
+        named = bdfs(f.subject)
+        if not is_hardware(f.check) or not named or not set(named) <= set(gpus):
+            return None
+        bad.update(dict.fromkeys(named))
+    left = set(gpus) - set(isolated) - set(bad)
+    if not left:
+        return None  # every GPU bad: the node is a human's
+    if node.state.upper().split("+")[0] != "IDLE":
+        return Step.WAIT, "jobs still run on the node: isolation waits until it is idle", ()
+    gone = tuple(sorted(bad))
+    return Step.ISOLATE, f"{', '.join(gone)} bad, {len(left)} GPU(s) good: isolate", gone
 
 
 def _defer(p: NodePlan, why: str) -> NodePlan:

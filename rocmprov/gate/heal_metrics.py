@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from rocmprov.gate.heal import Event
+from rocmprov.gate.heal import Event, isolated_now
 
-EVENTS = ("attempt", "fixed", "failed", "resumed", "escalated", "deferred")
+EVENTS = ("attempt", "fixed", "failed", "resumed", "escalated", "deferred", "isolated", "restored")
 METRIC_NAMES = (
     "rocmprov_heal_events",
     "rocmprov_heal_escalated",
+    "rocmprov_heal_isolated_gpus",
     "rocmprov_heal_last_run_timestamp_seconds",
 )
 
@@ -25,7 +26,7 @@ def escalated(events: Sequence[Event]) -> bool:
     for e in reversed(events):
         if e.event == "escalated":
             return True
-        if e.event in ("resumed", "fixed"):
+        if e.event in ("resumed", "fixed", "isolated"):
             return False
     return False
 
@@ -49,6 +50,13 @@ def render(journals: Mapping[str, Sequence[Event]], now: float, window_s: float)
         lines.append(
             f'rocmprov_heal_escalated{{node="{_label(node)}"}} {int(escalated(journals[node]))}'
         )
+    lines += [
+        "# HELP rocmprov_heal_isolated_gpus GPUs of the node taken out of Slurm's gres by heal.",
+        "# TYPE rocmprov_heal_isolated_gpus gauge",
+    ]
+    for node in sorted(journals):
+        n = len(isolated_now(journals[node]))
+        lines.append(f'rocmprov_heal_isolated_gpus{{node="{_label(node)}"}} {n}')
     lines += [
         "# HELP rocmprov_heal_last_run_timestamp_seconds When rocmprov heal last ran.",
         "# TYPE rocmprov_heal_last_run_timestamp_seconds gauge",

@@ -1,0 +1,126 @@
+"""Per-GPU isolation for `rocmprov heal`: the file edits of gate/gres.py carried out over the
+node's and the Slurm host's transports, then slurmd restarted and slurmctld reconfigured (the
+order Slurm documents: both files, then the daemons), and the new count awaited."""
+
+from __future__ import annotations
+
+import base64
+import re
+import shlex
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from rocmprov.gate.gres import GresError, change_count, isolate_files, isolated_list, restore_files
+from rocmprov.transport.base import Transport
+
+ISOLATED_FILE = "/etc/rocmprov/isolated-gpus"
+READ_MAX = 1024 * 1024
+_GRES_SHOWN = re.compile(r"(?<![A-Za-z])Gres=(\S+)")
+
+
+@dataclass(frozen=True)
+class GresPaths:
+    gres_conf: str = "/etc/slurm/gres.conf"  # on the node
+    slurm_conf: str = "/etc/slurm/slurm.conf"  # on the Slurm host (and the node, if another)
+
+
+def read(t: Transport, path: str, *, missing_ok: bool = False) -> str:
+    q = shlex.quote(path)
+    if missing_ok:
+        res = t.run(f"test -e {q} || exit 0; head -c {READ_MAX + 1} -- {q}", timeout=30)
+    else:
+        res = t.run(f"head -c {READ_MAX + 1} -- {q}", timeout=30)
+    if not res.ok:
+        raise GresError(f"{t.host}: cannot read {path}: {res.stderr.strip()[:160]}")
+    if len(res.stdout) > READ_MAX:
+        raise GresError(f"{t.host}: {path} is larger than {READ_MAX} bytes")
+    return res.stdout
+
+
+def write(t: Transport, path: str, text: str) -> None:
+    """Replace `path` (0644) through a temp file beside it and one rename."""
+    data = base64.b64encode(text.encode("utf-8")).decode("ascii")
+    q, tmp = shlex.quote(path), shlex.quote(path + ".rocmprov-tmp")
+    directory = shlex.quote(path.rsplit("/", 1)[0] or "/")
+    cmd = (
+        f"mkdir -p {directory} && printf %s {shlex.quote(data)} | base64 -d > {tmp} && "
+        f"chmod 0644 {tmp} && mv -f {tmp} {q}"
+    )
+    res = t.run(cmd, timeout=30)
+    if not res.ok:
+        raise GresError(f"{t.host}: cannot write {path}: {res.stderr.strip()[:160]}")
+
+
+def shown_count(show_text: str, name: str = "gpu") -> int | None:
+    """The count of `name` in `scontrol show node`'s Gres= (`gpu:3`, `gpu:mi300x:3(S:0)`)."""
+    m = _GRES_SHOWN.search(show_text)
+    if not m:
+        return None
+    for part in m.group(1).split(","):
+        fields = part.split("(")[0].split(":")
+        if fields[0] == name and fields[-1].isdigit():
+            return int(fields[-1])
+    return None
+
+
+def change(
+    node_t: Transport,
+    slurm_t: Transport,
+    same_host: bool,
+    node: str,
+    gpus: Mapping[str, str],
+    out: tuple[str, ...] = (),
+    back: tuple[str, ...] = (),
+    paths: GresPaths | None = None,
+    scontrol: str = "scontrol",
+) -> int:
+    """Take the GPUs `out` out of the node's gres (or put `back` in); the new count. Files are
+    all read and edited before any is written: a form heal cannot edit changes nothing."""
+    paths = paths or GresPaths()
+    gres = read(node_t, paths.gres_conf)
+    conf = read(slurm_t, paths.slurm_conf)
+    listed = set(isolated_list(read(node_t, ISOLATED_FILE, missing_ok=True)))
+    if out:
+        files = [gpus[b] for b in out]
+        new_gres = isolate_files(gres, node, files, {gpus[b]: b for b in out})
+        listed |= set(out)
+    else:
+        new_gres = restore_files(gres, back)
+        listed -= set(back)
+    delta = -len(out) if out else len(back)
+    new_conf, count = change_count(conf, node, delta)
+    node_conf = new_conf
+    if not same_host:
+        node_conf, _ = change_count(read(node_t, paths.slurm_conf), node, delta)
+    write(node_t, paths.gres_conf, new_gres)
+    write(slurm_t, paths.slurm_conf, new_conf)
+    if not same_host:
+        write(node_t, paths.slurm_conf, node_conf)
+    header = "# GPUs rocmprov heal took out of Slurm's gres (PCI addresses); the gate skips them\n"
+    write(node_t, ISOLATED_FILE, header + "".join(f"{b}\n" for b in sorted(listed)))
+    _ok(node_t, "systemctl restart slurmd")
+    _ok(slurm_t, f"LC_ALL=C {shlex.quote(scontrol)} reconfigure")
+    _await(slurm_t, scontrol, node, count)
+    return count
+
+
+def _ok(t: Transport, cmd: str) -> None:
+    res = t.run(cmd, timeout=60)
+    if not res.ok:
+        raise GresError(f"{t.host}: {cmd.split()[-1]} failed: {res.stderr.strip()[:160]}")
+
+
+def _await(t: Transport, scontrol: str, node: str, count: int, timeout: float = 60) -> None:
+    """Until slurmctld shows the node with `count` GPUs (bounded in time and count)."""
+    cmd = f"LC_ALL=C {shlex.quote(scontrol)} show node {shlex.quote(node)}"
+    deadline = time.monotonic() + timeout
+    seen = None
+    for _ in range(int(timeout)):
+        res = t.run(cmd, timeout=20)
+        seen = shown_count(res.stdout) if res.ok else None
+        if seen == count or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    if seen != count:
+        raise GresError(f"slurmctld shows {node} with gpu:{seen}, not gpu:{count}")
