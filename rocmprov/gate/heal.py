@@ -173,7 +173,8 @@ def plan_node(
     audited = report is not None and not report.failure
     critical = _critical(report, drain, isolated) if audited else []
     if not (node.touchable and node.drained and node.ours):
-        back = tuple(b for b in isolated if audited and not _names(critical, b))
+        raw = _critical(report, drain, ()) if audited else []  # the isolated GPUs' own too
+        back = tuple(b for b in isolated if audited and not _names(raw, b))
         if back and node.touchable and not node.drained:
             if node.state.upper().split("+")[0] != "IDLE":
                 return plan(Step.WAIT, "isolated GPUs pass again: put back once no job runs")
