@@ -21,6 +21,10 @@ pytestmark = pytest.mark.lab
 
 REPO = Path(__file__).resolve().parent.parent
 USERS = ["-e", "rocmprov_gpu_users=admin"]
+# the lab hosts have no GPU (gpu.amd.present is CRITICAL there): the kernel-GPU family drains,
+# as in test_gate_slurm_lab.py's live test
+LAB_DRAIN = ("dmesg.*",)
+HEAL_DRAIN = ("--drain", "dmesg.*")
 
 
 @pytest.fixture(scope="module")
@@ -152,9 +156,9 @@ def test_a_hardware_finding_stays_drained_and_escalates(node: Node, tmp_path: Pa
     hook.write_text(f'#!/bin/sh\ncat > {hook_out}\necho "$ROCMPROV_HEAL_NODE" >> {hook_out}.node\n')
     hook.chmod(0o700)
     try:
-        reason = _drain_by_the_gate(node)
+        reason = _drain_by_the_gate(node, *LAB_DRAIN)
         assert reason.startswith("rocmprov: dmesg.gpu.ras"), reason
-        cp = _heal(node, tmp_path, "--hook", str(hook), "--hook-arg=--ticket")
+        cp = _heal(node, tmp_path, *HEAL_DRAIN, "--hook", str(hook), "--hook-arg=--ticket")
         assert cp.returncode == 2, cp.stderr
         state, reason = node.show()
         assert state == "IDLE+DRAIN", state
@@ -170,9 +174,103 @@ def test_a_hardware_finding_stays_drained_and_escalates(node: Node, tmp_path: Pa
         node.sh("rm", "/usr/local/bin/dmesg")
         line = node.lab.exec(node.host, [*GATE, "--result", "/root/audit.json"], check=False)
         assert "action=none" in line.stderr and node.show() == (state, reason), line.stderr
-        again = _heal(node, tmp_path)
+        again = _heal(node, tmp_path, *HEAL_DRAIN)
         assert again.returncode == 0 and node.show() == (state, reason), again.stderr
     finally:
         node.sh("rm", "-f", "/usr/local/bin/dmesg")
         node.sh("scontrol", "update", f"nodename={node.name}", "state=resume")
     node.wait_state(lambda s: s == ("IDLE", ""), "the human's resume")
+
+
+# four device files stand in for a node's four GPUs (gres.conf(5): File= names the device
+# file Slurm binds a job to; AMD's are /dev/dri/renderD128...); the PCI addresses are stand-ins
+# too, one of them the address of the real captured RAS line
+GPUS = {
+    f"0000:{b}:00.0": f"/dev/dri/renderD{128 + i}" for i, b in enumerate(("db", "dc", "dd", "de"))
+}
+GRES_CONF = "".join(f"Name=gpu File={f}\n" for f in GPUS.values())
+
+
+def test_one_bad_gpu_of_four_is_taken_out_and_put_back(node: Node, tmp_path: Path) -> None:
+    """A RAS line names one GPU (0000:dd:00.0) of four: heal takes that one out of Slurm's gres
+    (gres.conf line out, Gres=gpu:3, slurmd restarted, reconfigured), resumes the node with
+    three, the gate no longer drains for it; once the GPU passes again, heal puts it back."""
+    assert "0000:dd:00.0" in RAS_LINE
+    conf = SLURM_CONF.format(node=node.name).replace(
+        f"NodeName={node.name} CPUs=1", f"GresTypes=gpu\nNodeName={node.name} CPUs=1 Gres=gpu:4"
+    )
+    node.sh("mkdir", "-p", "/dev/dri")
+    for i in range(4):
+        node.sh("mknod", "-m", "0660", f"/dev/dri/renderD{128 + i}", "c", "226", str(128 + i))
+    node.put("/etc/slurm/slurm.conf", conf)
+    node.put("/etc/slurm/gres.conf", GRES_CONF)
+    node.sh("systemctl", "restart", "slurmctld", "slurmd")
+    gpu_vars = ["-e", json.dumps({"rocmprov_slurm_gpus": GPUS})]
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"#!/bin/sh\ncat >> {tmp_path / 'events'}\necho >> {tmp_path / 'events'}\n")
+    hook.chmod(0o700)
+    try:
+        node.wait_state(lambda s: s[0] == "IDLE", "slurmd with 4 GPUs", timeout=60)
+        assert "Gres=gpu:4" in node.sh("scontrol", "show", "node", node.name)
+        node.put("/usr/local/bin/dmesg", "#!/bin/sh\ncat /root/kmsg\n", 0o755)
+        node.put("/root/kmsg", f"[    1.000000] Linux version 6.1.0\n{RAS_LINE}\n")
+        assert _drain_by_the_gate(node, *LAB_DRAIN).startswith("rocmprov: dmesg.gpu.ras")
+        cp = _heal(node, tmp_path, *HEAL_DRAIN, *gpu_vars, "--hook", str(hook), "--format", "json")
+        assert cp.returncode == 0, cp.stderr
+        assert [n["outcome"] for n in json.loads(cp.stdout)["nodes"]] == ["isolated"], cp.stdout
+        node.wait_state(lambda s: s == ("IDLE", ""), "resumed with three GPUs")
+        shown = node.sh("scontrol", "show", "node", node.name)
+        assert "Gres=gpu:3" in shown, shown
+        gres = (node.host.root / "etc/slurm/gres.conf").read_text()
+        assert "#rocmprov-isolated 0000:dd:00.0 Name=gpu File=/dev/dri/renderD130" in gres
+        assert "0000:dd:00.0" in (node.host.root / "etc/rocmprov/isolated-gpus").read_text()
+        event = json.loads((tmp_path / "events").read_text().splitlines()[0])
+        assert (event["event"], event["gpus"], event["count"]) == ("isolated", ["0000:dd:00.0"], 3)
+        metrics = (tmp_path / "metrics" / "rocmprov_heal.prom").read_text()
+        assert f'rocmprov_heal_isolated_gpus{{node="{node.name}"}} 1' in metrics
+        # the gate, judging a fresh audit that still has the RAS line: no drain for that GPU
+        _rocmprov_audit_into(node)
+        gate = [*GATE, "--result", "/root/audit.json", "--drain", "dmesg.*"]
+        line = node.lab.exec(node.host, gate, check=False)
+        assert "action=none" in line.stderr and node.show() == ("IDLE", ""), line.stderr
+
+        # slurmctld's scheduler: a job that needs all four GPUs no longer fits, three do
+        # (sbatch --test-only: the allocation is judged, nothing runs)
+        def fits(n: int) -> subprocess.CompletedProcess[str]:
+            argv = ["sbatch", "--test-only", f"--gres=gpu:{n}", "--wrap", "true"]
+            return node.lab.exec(node.host, argv, check=False, timeout=60)
+
+        four, three = fits(4), fits(3)
+        assert four.returncode != 0, four.stderr
+        assert three.returncode == 0 and "to start at" in three.stderr, three.stderr
+        # the GPU passes again (the line is gone, e.g. after the human's reboot): put back
+        node.sh("rm", "/usr/local/bin/dmesg")
+        cp = _heal(node, tmp_path, *HEAL_DRAIN, *gpu_vars, "--format", "json")
+        assert cp.returncode == 0, cp.stderr
+        assert [n["outcome"] for n in json.loads(cp.stdout)["nodes"]] == ["restored"], cp.stdout
+        node.wait_state(lambda s: s == ("IDLE", ""), "four GPUs again")
+        assert "Gres=gpu:4" in node.sh("scontrol", "show", "node", node.name)
+        assert (node.host.root / "etc/slurm/gres.conf").read_text() == GRES_CONF
+    finally:
+        node.sh("rm", "-f", "/usr/local/bin/dmesg")
+        node.put("/etc/slurm/slurm.conf", SLURM_CONF.format(node=node.name))
+        node.sh("rm", "-f", "/etc/slurm/gres.conf", "/etc/rocmprov/isolated-gpus")
+        node.sh("systemctl", "restart", "slurmctld", "slurmd")
+        node.sh("scontrol", "update", f"nodename={node.name}", "state=resume", check=False)
+    node.wait_state(lambda s: s[0] == "IDLE", "the plain node again", timeout=60)
+
+
+def _rocmprov_audit_into(node: Node) -> None:
+    audit = _rocmprov(
+        "audit",
+        str(node.lab.inventory),
+        "--limit",
+        node.name,
+        "--gpu-user",
+        "admin",
+        "--format",
+        "json",
+        timeout=120,
+    )
+    assert audit.stdout.strip().startswith("{"), audit.stderr
+    node.put("/root/audit.json", audit.stdout)

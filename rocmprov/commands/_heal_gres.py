@@ -1,6 +1,7 @@
 """Per-GPU isolation for `rocmprov heal`: the file edits of gate/gres.py carried out over the
-node's and the Slurm host's transports, then slurmd restarted and slurmctld reconfigured (the
-order Slurm documents: both files, then the daemons), and the new count awaited."""
+node's and the Slurm host's transports, then the daemons restarted as Slurm documents for a GRES
+count ("modify your slurm.conf and gres.conf files and restart daemons", scontrol(1)):
+slurmctld, then the node's slurmd; the new count is awaited."""
 
 from __future__ import annotations
 
@@ -99,8 +100,11 @@ def change(
         write(node_t, paths.slurm_conf, node_conf)
     header = "# GPUs rocmprov heal took out of Slurm's gres (PCI addresses); the gate skips them\n"
     write(node_t, ISOLATED_FILE, header + "".join(f"{b}\n" for b in sorted(listed)))
+    # slurmctld first: `scontrol reconfigure` keeps a node's GRES list (22.05's read_config.c
+    # carries the old node's gres_list over), only a restart reads the count from slurm.conf;
+    # then slurmd, which registers with the new gres.conf
+    _ok(slurm_t, "systemctl restart slurmctld")
     _ok(node_t, "systemctl restart slurmd")
-    _ok(slurm_t, f"LC_ALL=C {shlex.quote(scontrol)} reconfigure")
     _await(slurm_t, scontrol, node, count)
     return count
 

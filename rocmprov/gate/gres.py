@@ -9,7 +9,9 @@ _node_reconfig_test() in src/common/gres.c (22.05) refuses any other count "inva
 configuration", and _node_config_validate() drains a node whose slurmd reports fewer GPUs than
 slurm.conf configures ("gpu count reported lower than configured"). So a bad GPU leaves both:
 its `File=` line in the node's gres.conf is commented out with a marker, the node's `Gres=gpu:N`
-in slurm.conf goes to N-1, slurmd restarts and slurmctld reconfigures. Put back: the reverse.
+in slurm.conf goes to N-1, slurmctld and then slurmd restart (`scontrol reconfigure` is not
+enough: 22.05's src/slurmctld/read_config.c carries a node's old gres_list over a reconfigure,
+and only a start calls gres_init_node_config() with slurm.conf's count). Put back: the reverse.
 
 Needs one `File=` per line in gres.conf (a range such as renderD[128-131] names several GPUs:
 refused) and a NodeName line of the node's own in slurm.conf (a range line: refused).
