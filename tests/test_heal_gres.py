@@ -117,3 +117,21 @@ def test_isolated_gpus_from_the_journal_and_dropped_findings() -> None:
     assert isolated_now(journal) == ("0000:06:00.0",)
     both = Finding("dmesg.gpu.ras", Severity.CRITICAL, "x", subject="0000:06:00.0, 0000:07:00.0")
     assert drop_isolated([RAS, both], ["0000:06:00.0"]) == (both,)
+
+
+def test_remote_edit_changes_only_the_lines_and_keeps_the_mode(tmp_path) -> None:
+    """The edit runs as on a node (through a transport, here this machine's): only the changed
+    line travels, the mode stays, a file changed meanwhile is refused."""
+    from rocmprov.commands._heal_gres import edit, read
+    from rocmprov.transport.local import LocalTransport
+
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("AccountingStoragePass=s3cret\n" + CONF)
+    conf.chmod(0o640)
+    t = LocalTransport()
+    before = read(t, str(conf))
+    after, n = change_count(before, "gpu01", -1)
+    edit(t, str(conf), before, after)
+    assert conf.read_text() == after and n == 3 and conf.stat().st_mode & 0o777 == 0o640
+    with pytest.raises(GresError, match="0 lines match"):
+        edit(t, str(conf), before, after)

@@ -6,6 +6,7 @@ slurmctld, then the node's slurmd; the new count is awaited."""
 from __future__ import annotations
 
 import base64
+import json
 import re
 import shlex
 import time
@@ -39,8 +40,47 @@ def read(t: Transport, path: str, *, missing_ok: bool = False) -> str:
     return res.stdout
 
 
+# Replaces whole lines of a file in place on the host (temp file beside it, mode kept, one
+# rename); each old line must be there exactly once. Only the changed lines travel, on the
+# command line: a NodeName or File= line, never the rest of slurm.conf (which may hold
+# AccountingStoragePass).
+_EDIT = """
+import base64, json, os, sys
+path = sys.argv[1]
+changes = json.loads(base64.b64decode(sys.argv[2]))
+with open(path, encoding="utf-8") as fh:
+    lines = fh.read().split("\\n")
+for old, new in changes:
+    hits = [i for i, line in enumerate(lines) if line == old]
+    if len(hits) != 1:
+        sys.exit("%s: %d lines match %r" % (path, len(hits), old[:80]))
+    lines[hits[0]] = new
+tmp = path + ".rocmprov-tmp"
+fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+with os.fdopen(fd, "w", encoding="utf-8") as fh:
+    fh.write("\\n".join(lines))
+os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+os.replace(tmp, path)
+"""
+
+
+def edit(t: Transport, path: str, before: str, after: str) -> None:
+    """Make `path` on the host go from `before` to `after` (same line count) line by line."""
+    a, b = before.splitlines(), after.splitlines()
+    if len(a) != len(b):
+        raise GresError(f"{path}: an edit must keep the line count")
+    changes = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+    if not changes:
+        return
+    blob = base64.b64encode(json.dumps(changes).encode("utf-8")).decode("ascii")
+    res = t.run(shlex.join(["python3", "-c", _EDIT, path, blob]), timeout=30)
+    if not res.ok:
+        raise GresError(f"{t.host}: cannot edit {path}: {res.stderr.strip()[-160:]}")
+
+
 def write(t: Transport, path: str, text: str) -> None:
-    """Replace `path` (0644) through a temp file beside it and one rename."""
+    """Replace `path` (0644) through a temp file beside it and one rename (small files of ours
+    with nothing secret in them: the isolated-GPUs list)."""
     data = base64.b64encode(text.encode("utf-8")).decode("ascii")
     q, tmp = shlex.quote(path), shlex.quote(path + ".rocmprov-tmp")
     directory = shlex.quote(path.rsplit("/", 1)[0] or "/")
@@ -91,13 +131,14 @@ def change(
         listed -= set(back)
     delta = -len(out) if out else len(back)
     new_conf, count = change_count(conf, node, delta)
-    node_conf = new_conf
+    node_text, node_conf = conf, new_conf
     if not same_host:
-        node_conf, _ = change_count(read(node_t, paths.slurm_conf), node, delta)
-    write(node_t, paths.gres_conf, new_gres)
-    write(slurm_t, paths.slurm_conf, new_conf)
+        node_text = read(node_t, paths.slurm_conf)
+        node_conf, _ = change_count(node_text, node, delta)
+    edit(node_t, paths.gres_conf, gres, new_gres)
+    edit(slurm_t, paths.slurm_conf, conf, new_conf)
     if not same_host:
-        write(node_t, paths.slurm_conf, node_conf)
+        edit(node_t, paths.slurm_conf, node_text, node_conf)
     header = "# GPUs rocmprov heal took out of Slurm's gres (PCI addresses); the gate skips them\n"
     write(node_t, ISOLATED_FILE, header + "".join(f"{b}\n" for b in sorted(listed)))
     # slurmctld first: `scontrol reconfigure` keeps a node's GRES list (22.05's read_config.c
