@@ -241,3 +241,33 @@ def test_metrics_show_attempts_outcomes_and_escalations() -> None:
     assert 'rocmprov_heal_events{node="gpu01",event="resumed"} 1' in text
     assert 'rocmprov_heal_escalated{node="gpu02"} 1' in text
     assert 'rocmprov_heal_escalated{node="gpu01"} 0' in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--max-attempts", "0"], "max attempts"),
+        (["--window", "5"], "window"),
+        (["--per-partition", "0"], "per partition"),
+        (["--hook", "relative/hook"], "--hook must be an absolute path"),
+        (["--hook-arg=x"], "--hook-arg without --hook"),
+        (["--format", "xml"], "unknown format"),
+        (["--drain", "GPU; rm"], "not a check id pattern"),
+    ],
+)
+def test_heal_usage_errors_are_one_line_and_exit_64(argv, message, capsys) -> None:
+    from rocmprov.cli import main
+
+    assert main(["heal", "inventory.ini", *argv]) == 64
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_state_dir_of_another_user_or_others_writable_is_refused(tmp_path, capsys) -> None:
+    from rocmprov.cli import main
+
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    code = main(["heal", "inventory.ini", "--state-dir", str(shared)])
+    assert code == 3 and "not a private directory" in capsys.readouterr().err

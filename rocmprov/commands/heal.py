@@ -128,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
     from rocmprov.commands._heal_run import Healer
     from rocmprov.gate.heal_io import HealStateError, StateDir
     from rocmprov.gate.slurm import SlurmError
+    from rocmprov.transport.base import HostUnreachable
 
     policy, drain, hook, cli_vars = _options(args)
     try:
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         with state.locked():
             healer = Healer(args, policy, drain, hook, cli_vars, state)
             results = healer.run()
-    except (HealStateError, SlurmError) as exc:
+    except (HealStateError, SlurmError, HostUnreachable) as exc:
         print(f"rocmprov heal: {exc}", file=sys.stderr)
         return Exit.UNKNOWN
     code = _exit(results)
