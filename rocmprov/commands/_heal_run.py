@@ -5,6 +5,7 @@ journal first; one line per node on stderr."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from typing import Any
@@ -25,6 +26,8 @@ from rocmprov.gate.heal_io import Slurm, StateDir, run_hook, write_metrics
 from rocmprov.gate.policy import DrainPolicy
 from rocmprov.gate.slurm import NodeState, SlurmError, clean
 from rocmprov.model import AuditResult, HostReport, Severity
+
+_NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 class Healer:
@@ -380,5 +383,10 @@ def gpu_map(spec: Any) -> dict[str, str]:
 
 def _slurm_name(spec: Any) -> str:
     """hostvar rocmprov_slurm_node, else the inventory name's first label (not for an address)."""
+    from rocmprov.exitcodes import UsageError
+
     name = str(spec.vars.get("rocmprov_slurm_node") or spec.name)
-    return name if name.replace(".", "").isdigit() else name.split(".")[0]
+    name = name if name.replace(".", "").isdigit() else name.split(".")[0]
+    if not _NODE_NAME.fullmatch(name):
+        raise UsageError(f"{spec.name}: not a Slurm node name: {name!r} (rocmprov_slurm_node)")
+    return name

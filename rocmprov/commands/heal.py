@@ -155,6 +155,6 @@ def _exit(results: list[dict[str, Any]]) -> Exit:
     outcomes = {r["outcome"] for r in results}
     if "escalated" in outcomes:
         return Exit.CRITICAL
-    if outcomes & {"deferred", "waiting", "failed"}:
+    if outcomes & {"deferred", "waiting", "failed", "unknown"}:
         return Exit.WARNING
     return Exit.OK
