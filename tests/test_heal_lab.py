@@ -145,6 +145,37 @@ def test_a_dropped_group_is_fixed_and_the_node_resumed_without_a_human(
     assert again.returncode == 0 and node.show() == ("IDLE", ""), again.stderr
 
 
+def test_a_fix_that_does_not_take_is_tried_max_attempts_times_then_escalated(
+    node: Node, tmp_path: Path
+) -> None:
+    """A live process holds /etc/group's lock (shadow-utils' group.lock names a running pid:
+    a stuck vipw or useradd), so usermod, and with it the users role, fails. With
+    --max-attempts 2: the first run fails and waits, the second escalates; the lock is never
+    broken by heal."""
+    node.sh("gpasswd", "-d", "admin", "render")
+    node.put("/etc/group.lock", "1")  # PID 1 (the host's systemd) is alive: the lock holds
+    try:
+        _drain_by_the_gate(node, "user.groups")
+        heal = ("--drain", "user.groups", "--max-attempts", "2", "--format", "json")
+        first = _heal(node, tmp_path, *heal)
+        assert first.returncode == 1, first.stderr
+        assert json.loads(first.stdout)["nodes"][0]["outcome"] == "failed"
+        assert node.show()[1].startswith("rocmprov: user.groups")  # still the gate's
+        second = _heal(node, tmp_path, *heal)
+        assert second.returncode == 2, second.stderr
+        state, reason = node.show()
+        assert state == "IDLE+DRAIN", state
+        assert reason == "rocmprov-heal: needs a human: user.groups 2 repair attempts failed"
+        events = [e["event"] for e in _journal(tmp_path, node)]
+        assert events == ["attempt", "failed", "attempt", "failed", "escalated"], events
+        assert "render" not in node.sh("id", "-nG", "admin").split()
+    finally:
+        node.sh("rm", "-f", "/etc/group.lock")
+        node.sh("usermod", "-aG", "render", "admin")
+        node.sh("scontrol", "update", f"nodename={node.name}", "state=resume")
+    node.wait_state(lambda s: s == ("IDLE", ""), "the human's resume")
+
+
 def test_a_hardware_finding_stays_drained_and_escalates(node: Node, tmp_path: Path) -> None:
     """The node's kernel log holds a real MI300X uncorrectable RAS line: no software fixes
     that. Heal hands the node to a human: the reason says so, the hook fires with the event on
