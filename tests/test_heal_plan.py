@@ -93,6 +93,14 @@ def test_attempts_in_the_window_are_capped_and_old_ones_expire() -> None:
     assert "3 repair attempts failed" in plan(node, report(GROUPS), tries).reason
     old = [Event(NOW - 2 * 86400, "gpu01", "attempt") for _ in range(5)]
     assert plan(node, report(GROUPS), old).step is Step.FIX
+    flapping = [
+        *tries[:2],
+        Event(NOW - 30, "gpu01", "resumed"),
+        Event(NOW - 20, "gpu01", "attempt"),
+    ]
+    assert plan(node, report(GROUPS), flapping).step is Step.ESCALATE  # a held fix still counts
+    human = [*tries, Event(NOW - 10, "gpu01", "escalated")]  # then a human resumed it
+    assert plan(node, report(GROUPS), human).step is Step.FIX
 
 
 def test_a_fix_that_needs_a_reboot_needs_the_sites_consent() -> None:

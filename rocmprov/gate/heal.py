@@ -130,7 +130,15 @@ def reason_check(reason: str) -> str:
 
 
 def attempts(journal: Iterable[Event], now: float, window_s: float) -> int:
-    return sum(1 for e in journal if e.event == "attempt" and now - e.ts < window_s)
+    """Fix attempts in the window since the last escalation (a human who resumed an escalated
+    node starts a fresh count; a fix that held and broke again still counts: no flapping)."""
+    count = 0
+    for e in journal:
+        if e.event == "escalated":
+            count = 0
+        elif e.event == "attempt" and now - e.ts < window_s:
+            count += 1
+    return count
 
 
 def isolated_now(journal: Iterable[Event]) -> tuple[str, ...]:
