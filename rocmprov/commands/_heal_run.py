@@ -8,8 +8,10 @@ import argparse
 import re
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
+from rocmprov.fleet.options import FleetOptions
 from rocmprov.gate.heal import (
     Event,
     HealPolicy,
@@ -39,8 +41,10 @@ class Healer:
         hook: list[str],
         cli_vars: dict,
         state: StateDir,
+        fleet: FleetOptions,
     ) -> None:
         self.args, self.policy, self.drain, self.hook = args, policy, drain, hook
+        self.fleet = fleet
         self.cli_vars, self.state = cli_vars, state
         self.results: list[dict[str, Any]] = []
 
@@ -50,7 +54,7 @@ class Healer:
         from rocmprov.actions.repair import remedies
         from rocmprov.fleet.fanout import _hosts
 
-        hosts = _hosts(self.args, self.cli_vars)
+        hosts = _hosts(self.fleet, self.cli_vars)
         slurm_names = {h.name: _slurm_name(h) for h in hosts}
         self.slurm = Slurm(self._slurm_transport(hosts), self.args.scontrol)
         nodes: dict[str, tuple[NodeState, tuple[str, ...]]] = {}
@@ -271,9 +275,9 @@ class Healer:
         from rocmprov.transport.ssh import SSHOptions, SSHTransport
 
         spec = self.specs[host]
-        known, config = ssh_files(self.args, [spec])
+        known, config = ssh_files(self.fleet, [spec])
         options = SSHOptions.load(
-            known_hosts=known, ssh_config=config, accept_new=self.args.accept_new
+            known_hosts=known, ssh_config=config, accept_new=self.fleet.accept_new
         )
         return SSHTransport.from_spec(spec, options)
 
@@ -282,8 +286,9 @@ class Healer:
     def _audit(self, hosts: list[str]) -> dict[str, HostReport]:
         from rocmprov.fleet.fanout import audit_inventory
 
-        ns = argparse.Namespace(**{**vars(self.args), "limit": ",".join(hosts)})
-        result: AuditResult = audit_inventory(ns, self.cli_vars)
+        result: AuditResult = audit_inventory(
+            replace(self.fleet, limit=",".join(hosts)), self.cli_vars
+        )
         return {r.host: r for r in result.hosts}
 
     def _apply(self, hosts: list[str], tags: tuple[str, ...], reboot: bool) -> str:
@@ -306,8 +311,7 @@ class Healer:
     def _smoke(self, host: str) -> tuple[bool, str]:
         from rocmprov.fleet.fanout import verify_inventory
 
-        ns = argparse.Namespace(**{**vars(self.args), "limit": host, "python": ""})
-        for rep in verify_inventory(ns):
+        for rep in verify_inventory(replace(self.fleet, limit=host, python="")):
             ok = rep.severity is Severity.OK
             return ok, "passed" if ok else clean(rep.error or "a smoke test failed", 120)
         return False, "not run"
@@ -320,13 +324,13 @@ class Healer:
         from rocmprov.fleet.fanout import _hosts, ssh_files
         from rocmprov.transport.ssh import SSHOptions, SSHTransport
 
-        ns = argparse.Namespace(**{**vars(self.args), "limit": self.args.slurm_host})
-        specs = [h for h in _hosts(ns, self.cli_vars) if h.name == self.args.slurm_host]
+        only = replace(self.fleet, limit=self.args.slurm_host)
+        specs = [h for h in _hosts(only, self.cli_vars) if h.name == self.args.slurm_host]
         if not specs:
             raise SlurmError(f"--slurm-host {self.args.slurm_host} is not in the inventory")
-        known, config = ssh_files(self.args, specs)
+        known, config = ssh_files(self.fleet, specs)
         options = SSHOptions.load(
-            known_hosts=known, ssh_config=config, accept_new=self.args.accept_new
+            known_hosts=known, ssh_config=config, accept_new=self.fleet.accept_new
         )
         return SSHTransport.from_spec(specs[0], options)
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rocmprov.commands._options import add_fleet_options
+from rocmprov.commands._options import add_fleet_options, fleet_options
 from rocmprov.exitcodes import Exit, UsageError
 
 HELP = "heal drained Slurm nodes: run the fix, verify, resume; hardware goes to a human"
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         state = StateDir(args.state_dir or state_dir() / "heal")
         with state.locked():
-            healer = Healer(args, policy, drain, hook, cli_vars, state)
+            healer = Healer(args, policy, drain, hook, cli_vars, state, fleet_options(args))
             results = healer.run()
     except (HealStateError, SlurmError, HostUnreachable) as exc:
         print(f"rocmprov heal: {exc}", file=sys.stderr)
