@@ -12,6 +12,7 @@ import shlex
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from rocmprov.gate.gres import GresError, change_count, isolate_files, isolated_list, restore_files
 from rocmprov.transport.base import Transport
@@ -169,3 +170,19 @@ def _await(t: Transport, scontrol: str, node: str, count: int, timeout: float = 
         time.sleep(1)
     if seen != count:
         raise GresError(f"slurmctld shows {node} with gpu:{seen}, not gpu:{count}")
+
+
+def gpu_map(spec: Any) -> dict[str, str]:
+    """hostvar rocmprov_slurm_gpus: {PCI address: gres.conf File=} of the node's GPUs (per-GPU
+    isolation is off without it). Entries that are not an address and an absolute path are
+    left out."""
+    from rocmprov.gate.gres import BDF
+
+    raw = spec.vars.get("rocmprov_slurm_gpus") or {}
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        str(k).lower(): str(v)
+        for k, v in raw.items()
+        if BDF.fullmatch(str(k)) and str(v).startswith("/") and " " not in str(v)
+    }

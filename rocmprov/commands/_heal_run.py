@@ -51,12 +51,20 @@ class Healer:
     # --- the run ---------------------------------------------------------------------------
 
     def run(self) -> list[dict[str, Any]]:
-        from rocmprov.actions.repair import remedies
         from rocmprov.fleet.fanout import _hosts
 
         hosts = _hosts(self.fleet, self.cli_vars)
         slurm_names = {h.name: _slurm_name(h) for h in hosts}
         self.slurm = Slurm(self._slurm_transport(hosts), self.args.scontrol)
+        try:
+            return self._run(hosts, slurm_names)
+        finally:
+            self.slurm.transport.close()
+
+    def _run(self, hosts: list, slurm_names: dict[str, str]) -> list[dict[str, Any]]:
+        from rocmprov.actions.repair import remedies
+        from rocmprov.commands._heal_gres import gpu_map
+
         nodes: dict[str, tuple[NodeState, tuple[str, ...]]] = {}
         for host, name in slurm_names.items():
             try:
@@ -212,7 +220,7 @@ class Healer:
 
     def _gres(self, host: str, p: NodePlan) -> None:
         """Take the bad GPUs out of Slurm's gres and resume with the rest (or put them back)."""
-        from rocmprov.commands._heal_gres import change
+        from rocmprov.commands._heal_gres import change, gpu_map
         from rocmprov.gate.gres import GresError
 
         if self.args.dry_run:
@@ -367,22 +375,6 @@ def _critical(report: HostReport | None, drain: DrainPolicy) -> list:
     if report is None or report.failure:
         return []
     return [f for f in drain.select(report.findings) if f.severity is Severity.CRITICAL]
-
-
-def gpu_map(spec: Any) -> dict[str, str]:
-    """hostvar rocmprov_slurm_gpus: {PCI address: gres.conf File=} of the node's GPUs (per-GPU
-    isolation is off without it). Entries that are not an address and an absolute path are
-    left out."""
-    from rocmprov.gate.gres import BDF
-
-    raw = spec.vars.get("rocmprov_slurm_gpus") or {}
-    if not isinstance(raw, dict):
-        return {}
-    return {
-        str(k).lower(): str(v)
-        for k, v in raw.items()
-        if BDF.fullmatch(str(k)) and str(v).startswith("/") and " " not in str(v)
-    }
 
 
 def _slurm_name(spec: Any) -> str:
