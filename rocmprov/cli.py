@@ -15,7 +15,7 @@ from typing import NoReturn
 from rocmprov import __version__
 from rocmprov.exitcodes import Exit, InputError, UsageError
 
-COMMANDS = ("audit", "collect", "explain", "apply", "repair", "verify", "health")
+COMMANDS = ("audit", "collect", "explain", "apply", "repair", "verify", "health", "heal")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug: one line for the user, the traceback only on request
         if os.environ.get("ROCMPROV_DEBUG"):
             raise
-        print(f"rocmprov: internal error: {type(exc).__name__}: {exc} "
-              "(rerun with ROCMPROV_DEBUG=1 for the traceback)", file=sys.stderr)
+        print(
+            f"rocmprov: internal error: {type(exc).__name__}: {exc} "
+            "(rerun with ROCMPROV_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
         return Exit.UNKNOWN

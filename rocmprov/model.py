@@ -143,5 +143,5 @@ class AuditResult:
 
 
 def count(n: int, noun: str) -> str:
-    """"1 host", "2 hosts": a number with its noun (nouns here take a plain -s)."""
+    """ "1 host", "2 hosts": a number with its noun (nouns here take a plain -s)."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -45,8 +45,11 @@ def source_stream(text: str) -> str:
         return "therock"
     if LEGACY_ORIGIN in text or _LEGACY_LAYOUT.search(text):
         rest = _DRIVER_URI.sub("", text)
-        if _DRIVER_URI.search(text) and LEGACY_ORIGIN not in rest \
-                and not _LEGACY_LAYOUT.search(rest):
+        if (
+            _DRIVER_URI.search(text)
+            and LEGACY_ORIGIN not in rest
+            and not _LEGACY_LAYOUT.search(rest)
+        ):
             return "driver"
         return "legacy"
     return ""

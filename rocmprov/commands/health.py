@@ -27,6 +27,7 @@ KEEP_BUNDLES = 10
 # slurmd kills its HealthCheckProgram after 60 s (HealthCheckTimeout, 60 by default): the
 # probes get DEADLINE_S in all, leaving time for scontrol and the evidence bundle
 DEADLINE_S = 30.0
+ISOLATED = Path("/etc/rocmprov/isolated-gpus")  # written by rocmprov heal (per-GPU isolation)
 STATE = "health"  # this gate's own kernel-log state (collect/cursor.py)
 _NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _STAMP = re.compile(r"\d{8}T\d{6}Z(-\d+)?")
@@ -85,6 +86,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="check ids that never drain (repeat), e.g. gpu.temperature",
     )
     parser.add_argument(
+        "--isolated-gpus",
+        type=Path,
+        default=ISOLATED,
+        help=f"GPUs rocmprov heal took out of Slurm's gres never drain ({ISOLATED})",
+    )
+    parser.add_argument(
         "--clear-kernel-findings",
         action="store_true",
         help="forget the kernel GPU lines kept for this boot (every consumer: gate, metrics, "
@@ -120,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
     name = _node_name(args)
     start = time.monotonic()
     report, bundle, audit_error = _audit(args)
+    if report is not None:
+        report = _without_isolated(report, args.isolated_gpus)
     try:
         node = slurm.show_node(name, scontrol=args.scontrol, timeout=args.timeout)
     except slurm.SlurmError as exc:
@@ -209,6 +218,23 @@ def _audit(args: argparse.Namespace):
         return report, bundle, ""
     except Exception as exc:  # an audit bug must not take the node out of service
         return None, None, f"{type(exc).__name__}: {exc}"
+
+
+def _without_isolated(report, path: Path):
+    """The report less the findings about GPUs that heal took out of service (bounded read; a
+    missing or unreadable file isolates nothing)."""
+    from dataclasses import replace
+
+    from rocmprov.gate.gres import isolated_list
+    from rocmprov.gate.heal import drop_isolated
+
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(64 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return report
+    gone = isolated_list(text)
+    return replace(report, findings=drop_isolated(report.findings, gone)) if gone else report
 
 
 def _read_result(path: Path):

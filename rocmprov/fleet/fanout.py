@@ -79,9 +79,7 @@ def _ssh_args(hostvars: Mapping[str, Any]) -> tuple[str, str]:
     return known, config
 
 
-def _stream(
-    opts: FleetOptions, hosts: list
-) -> Iterator[tuple[Any, Bundle | HostUnreachable]]:
+def _stream(opts: FleetOptions, hosts: list) -> Iterator[tuple[Any, Bundle | HostUnreachable]]:
     from rocmprov.collect.fleet import collect_fleet
     from rocmprov.transport.ssh import SSHOptions
 

@@ -197,12 +197,17 @@ def _releases_markdown() -> list[str]:
             f"| {other} | {', '.join(rel.packages) or 'none'} | {torch} "
             f"| {raw.get('confidence', '')} | {rel.source} |"
         )
-    lines += ["", "### Sources of each row", "",
-              "Every `source` field of the row (the row, its distributions, driver repository, "
-              "RPM paths, torch index, transition guide), as the table records them; a field "
-              "whose AMD text was not found is marked unverified in the table's note. The "
-              "repository paths are also checked against AMD's layout rules "
-              "(`tests/lab/amd_layout.yaml`) by tests/test_release_table.py.", ""]
+    lines += [
+        "",
+        "### Sources of each row",
+        "",
+        "Every `source` field of the row (the row, its distributions, driver repository, "
+        "RPM paths, torch index, transition guide), as the table records them; a field "
+        "whose AMD text was not found is marked unverified in the table's note. The "
+        "repository paths are also checked against AMD's layout rules "
+        "(`tests/lab/amd_layout.yaml`) by tests/test_release_table.py.",
+        "",
+    ]
     for version, raw in rows.items():
         found = _row_sources(raw)
         lines.append(f"- **{version}**: " + ("; ".join(f"{k}: {v}" for k, v in found) or "none"))

@@ -280,7 +280,7 @@ _LONG_BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
 def full_bdf(text: str) -> str:
-    """"05:00.0" or "0000:05:00.0" (any case) -> "0000:05:00.0"; "" for anything else."""
+    """ "05:00.0" or "0000:05:00.0" (any case) -> "0000:05:00.0"; "" for anything else."""
     t = text.strip().lower()
     if _SHORT_BDF.match(t):
         return f"0000:{t}"

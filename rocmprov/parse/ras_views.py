@@ -56,9 +56,7 @@ def parse_amd_smi_bad_pages(text: str) -> list[BadPages]:
             continue
         index = g.get("gpu") if isinstance(g.get("gpu"), int) else pos
         out.append(
-            BadPages(
-                index, counts["retired"] or 0, counts["pending"] or 0, counts["un_res"] or 0
-            )
+            BadPages(index, counts["retired"] or 0, counts["pending"] or 0, counts["un_res"] or 0)
         )
     return out
 

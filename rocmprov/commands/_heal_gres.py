@@ -1,0 +1,188 @@
+"""Per-GPU isolation for `rocmprov heal`: the file edits of gate/gres.py carried out over the
+node's and the Slurm host's transports, then the daemons restarted as Slurm documents for a GRES
+count ("modify your slurm.conf and gres.conf files and restart daemons", scontrol(1)):
+slurmctld, then the node's slurmd; the new count is awaited."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shlex
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rocmprov.gate.gres import GresError, change_count, isolate_files, isolated_list, restore_files
+from rocmprov.transport.base import Transport
+
+ISOLATED_FILE = "/etc/rocmprov/isolated-gpus"
+READ_MAX = 1024 * 1024
+_GRES_SHOWN = re.compile(r"(?<![A-Za-z])Gres=(\S+)")
+
+
+@dataclass(frozen=True)
+class GresPaths:
+    gres_conf: str = "/etc/slurm/gres.conf"  # on the node
+    slurm_conf: str = "/etc/slurm/slurm.conf"  # on the Slurm host (and the node, if another)
+
+
+def read(t: Transport, path: str, *, missing_ok: bool = False) -> str:
+    q = shlex.quote(path)
+    if missing_ok:
+        res = t.run(f"test -e {q} || exit 0; head -c {READ_MAX + 1} -- {q}", timeout=30)
+    else:
+        res = t.run(f"head -c {READ_MAX + 1} -- {q}", timeout=30)
+    if not res.ok:
+        raise GresError(f"{t.host}: cannot read {path}: {res.stderr.strip()[:160]}")
+    if len(res.stdout) > READ_MAX:
+        raise GresError(f"{t.host}: {path} is larger than {READ_MAX} bytes")
+    return res.stdout
+
+
+# Replaces whole lines of a file in place on the host (temp file beside it, mode kept, one
+# rename); each old line must be there exactly once. Only the changed lines travel, on the
+# command line: a NodeName or File= line, never the rest of slurm.conf (which may hold
+# AccountingStoragePass).
+_EDIT = """
+import base64, json, os, sys
+path = sys.argv[1]
+changes = json.loads(base64.b64decode(sys.argv[2]))
+with open(path, encoding="utf-8") as fh:
+    lines = fh.read().split("\\n")
+for old, new in changes:
+    hits = [i for i, line in enumerate(lines) if line == old]
+    if len(hits) != 1:
+        sys.exit("%s: %d lines match %r" % (path, len(hits), old[:80]))
+    lines[hits[0]] = new
+tmp = path + ".rocmprov-tmp"
+fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+with os.fdopen(fd, "w", encoding="utf-8") as fh:
+    fh.write("\\n".join(lines))
+os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+os.replace(tmp, path)
+"""
+
+
+def edit(t: Transport, path: str, before: str, after: str) -> None:
+    """Make `path` on the host go from `before` to `after` (same line count) line by line."""
+    a, b = before.splitlines(), after.splitlines()
+    if len(a) != len(b):
+        raise GresError(f"{path}: an edit must keep the line count")
+    changes = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+    if not changes:
+        return
+    blob = base64.b64encode(json.dumps(changes).encode("utf-8")).decode("ascii")
+    res = t.run(shlex.join(["python3", "-c", _EDIT, path, blob]), timeout=30)
+    if not res.ok:
+        raise GresError(f"{t.host}: cannot edit {path}: {res.stderr.strip()[-160:]}")
+
+
+def write(t: Transport, path: str, text: str) -> None:
+    """Replace `path` (0644) through a temp file beside it and one rename (small files of ours
+    with nothing secret in them: the isolated-GPUs list)."""
+    data = base64.b64encode(text.encode("utf-8")).decode("ascii")
+    q, tmp = shlex.quote(path), shlex.quote(path + ".rocmprov-tmp")
+    directory = shlex.quote(path.rsplit("/", 1)[0] or "/")
+    cmd = (
+        f"mkdir -p {directory} && printf %s {shlex.quote(data)} | base64 -d > {tmp} && "
+        f"chmod 0644 {tmp} && mv -f {tmp} {q}"
+    )
+    res = t.run(cmd, timeout=30)
+    if not res.ok:
+        raise GresError(f"{t.host}: cannot write {path}: {res.stderr.strip()[:160]}")
+
+
+def shown_count(show_text: str, name: str = "gpu") -> int | None:
+    """The count of `name` in `scontrol show node`'s Gres= (`gpu:3`, `gpu:mi300x:3(S:0)`)."""
+    m = _GRES_SHOWN.search(show_text)
+    if not m:
+        return None
+    for part in m.group(1).split(","):
+        fields = part.split("(")[0].split(":")
+        if fields[0] == name and fields[-1].isdigit():
+            return int(fields[-1])
+    return None
+
+
+def change(
+    node_t: Transport,
+    slurm_t: Transport,
+    same_host: bool,
+    node: str,
+    gpus: Mapping[str, str],
+    out: tuple[str, ...] = (),
+    back: tuple[str, ...] = (),
+    paths: GresPaths | None = None,
+    scontrol: str = "scontrol",
+) -> int:
+    """Take the GPUs `out` out of the node's gres (or put `back` in); the new count. Files are
+    all read and edited before any is written: a form heal cannot edit changes nothing."""
+    paths = paths or GresPaths()
+    gres = read(node_t, paths.gres_conf)
+    conf = read(slurm_t, paths.slurm_conf)
+    listed = set(isolated_list(read(node_t, ISOLATED_FILE, missing_ok=True)))
+    if out:
+        files = [gpus[b] for b in out]
+        new_gres = isolate_files(gres, node, files, {gpus[b]: b for b in out})
+        listed |= set(out)
+    else:
+        new_gres = restore_files(gres, back)
+        listed -= set(back)
+    delta = -len(out) if out else len(back)
+    new_conf, count = change_count(conf, node, delta)
+    node_text, node_conf = conf, new_conf
+    if not same_host:
+        node_text = read(node_t, paths.slurm_conf)
+        node_conf, _ = change_count(node_text, node, delta)
+    edit(node_t, paths.gres_conf, gres, new_gres)
+    edit(slurm_t, paths.slurm_conf, conf, new_conf)
+    if not same_host:
+        edit(node_t, paths.slurm_conf, node_text, node_conf)
+    header = "# GPUs rocmprov heal took out of Slurm's gres (PCI addresses); the gate skips them\n"
+    write(node_t, ISOLATED_FILE, header + "".join(f"{b}\n" for b in sorted(listed)))
+    # slurmctld first: `scontrol reconfigure` keeps a node's GRES list (22.05's read_config.c
+    # carries the old node's gres_list over), only a restart reads the count from slurm.conf;
+    # then slurmd, which registers with the new gres.conf
+    _ok(slurm_t, "systemctl restart slurmctld")
+    _ok(node_t, "systemctl restart slurmd")
+    _await(slurm_t, scontrol, node, count)
+    return count
+
+
+def _ok(t: Transport, cmd: str) -> None:
+    res = t.run(cmd, timeout=60)
+    if not res.ok:
+        raise GresError(f"{t.host}: {cmd.split()[-1]} failed: {res.stderr.strip()[:160]}")
+
+
+def _await(t: Transport, scontrol: str, node: str, count: int, timeout: float = 60) -> None:
+    """Until slurmctld shows the node with `count` GPUs (bounded in time and count)."""
+    cmd = f"LC_ALL=C {shlex.quote(scontrol)} show node {shlex.quote(node)}"
+    deadline = time.monotonic() + timeout
+    seen = None
+    for _ in range(int(timeout)):
+        res = t.run(cmd, timeout=20)
+        seen = shown_count(res.stdout) if res.ok else None
+        if seen == count or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    if seen != count:
+        raise GresError(f"slurmctld shows {node} with gpu:{seen}, not gpu:{count}")
+
+
+def gpu_map(spec: Any) -> dict[str, str]:
+    """hostvar rocmprov_slurm_gpus: {PCI address: gres.conf File=} of the node's GPUs (per-GPU
+    isolation is off without it). Entries that are not an address and an absolute path are
+    left out."""
+    from rocmprov.gate.gres import BDF
+
+    raw = spec.vars.get("rocmprov_slurm_gpus") or {}
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        str(k).lower(): str(v)
+        for k, v in raw.items()
+        if BDF.fullmatch(str(k)) and str(v).startswith("/") and " " not in str(v)
+    }
