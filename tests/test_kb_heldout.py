@@ -31,10 +31,10 @@ AREAS = {"firmware", "compiler", "runtime", "framework", "llm", "packages", "con
          "memory", "amdsmi", "benign"}  # fmt: skip
 CASES = load_cases(HELDOUT)
 TABLE = load_table()
-# Issue 28 asks for 150 cases (25 benign); collection stands at 135 (25 benign), see
-# tests/data/kb-heldout/PROGRESS.md. These floors keep what exists from shrinking.
-MIN_CASES = 135
-MIN_BENIGN = 25
+# Issue 28 asks for 150 cases (25 benign); collection stands at 150 (29 benign) after round 6,
+# see tests/data/kb-heldout/PROGRESS.md. These floors keep what exists from shrinking.
+MIN_CASES = 150
+MIN_BENIGN = 29
 
 
 def test_the_set_is_as_large_as_the_issue_asks() -> None:
@@ -89,7 +89,8 @@ def test_accuracy_and_benign_share_are_computed_and_documented() -> None:
     print("\n" + summary(figures) + "\n" + table_of_figures(figures))  # shown with pytest -s
     for name in ("top1", "top3", "benign"):
         assert sum(figures.tally(f"{name}.{g}").of for g in ("cited", "not cited")) > 0
-    # floors just under today's figures (44.5 % and 80 %): they fail loudly if the table
-    # regresses; the aims (90 % each) and the distance to them are in the doc
+    # floors just under the figures the table frozen for round 6 measures (45.5 % and 75.9 %,
+    # PROGRESS.md): they fail loudly if the table regresses; the aims (90 % each) and the
+    # distance to them are in the doc
     assert figures.accuracy >= 0.42, summary(figures)
     assert figures.benign_share >= 0.75, summary(figures)
