@@ -1,0 +1,170 @@
+"""A second reading of `rocmprov heal` as a cluster admin would: the caps over every node,
+slurmctld restarts only with the site's consent, the slurm.conf/gres.conf edits never through a
+link, the hook bounded, a damaged journal read without a crash. File forms as in Slurm's man
+pages: slurm.conf(5) `NodeName=... Gres=gpu:4` (https://slurm.schedmd.com/slurm.conf.html),
+gres.conf(5) `Name=gpu File=/dev/dri/renderD128` (https://slurm.schedmd.com/gres.conf.html)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from rocmprov.actions.repair import remedies
+from rocmprov.commands._heal_gres import edit, read
+from rocmprov.gate.gres import GresError, change_count
+from rocmprov.gate.heal import (
+    Event,
+    HealPolicy,
+    NodePlan,
+    Step,
+    isolated_now,
+    plan_fleet,
+    plan_node,
+    remedy_table,
+)
+from rocmprov.gate.heal_io import StateDir, run_hook
+from rocmprov.gate.policy import DrainPolicy
+from rocmprov.gate.slurm import NodeState
+from rocmprov.model import Finding, HostReport, Severity
+from rocmprov.transport.local import LocalTransport
+
+NOW = 1_800_000_000.0
+GPUS = {f"0000:{b:02x}:00.0": f"/dev/dri/renderD{128 + i}" for i, b in enumerate((5, 6, 7, 8))}
+RAS = Finding("dmesg.gpu.ras", Severity.CRITICAL, "RAS", actual="x", subject="0000:06:00.0")
+CONF = "ClusterName=lab\nNodeName=gpu01 CPUs=1 Gres=gpu:4\nNodeName=gpu02 Gres=gpu:4\n"
+
+
+def _plan(node: NodeState, *findings: Finding, policy: HealPolicy, isolated=()) -> NodePlan:
+    return plan_node(
+        node,
+        HostReport("gpu01", findings),
+        [],
+        policy,
+        remedy_table(remedies()),
+        NOW,
+        DrainPolicy(),
+        ("main",),
+        GPUS,
+        isolated,
+    )
+
+
+def test_isolation_restarts_slurmctld_only_with_the_sites_consent() -> None:
+    """Changing a GPU count restarts slurmctld (cluster-wide): by default the node is handed to
+    a human instead; with the opt-in the GPU is isolated; a put-back without it waits."""
+    drained = NodeState("gpu01", "IDLE+DRAIN", "rocmprov: dmesg.gpu.ras amdgpu 0000:06:00.0")
+    p = _plan(drained, RAS, policy=HealPolicy())
+    assert p.step is Step.ESCALATE and "restart" in p.reason, p
+    p = _plan(drained, RAS, policy=HealPolicy(allow_ctld_restart=True))
+    assert (p.step, p.gpus) == (Step.ISOLATE, ("0000:06:00.0",))
+    idle = NodeState("gpu01", "IDLE", "")
+    p = _plan(idle, policy=HealPolicy(), isolated=("0000:06:00.0",))
+    assert p.step is Step.WAIT and "slurmctld" in p.why
+    p = _plan(idle, policy=HealPolicy(allow_ctld_restart=True), isolated=("0000:06:00.0",))
+    assert p.step is Step.RESTORE
+
+
+def test_nodes_in_no_partition_are_capped_too() -> None:
+    fixes = [NodePlan(f"gpu{i:02d}", Step.FIX, "fix", tags=("users",)) for i in range(5)]
+    out = plan_fleet(fixes, {}, HealPolicy(per_partition=1), NOW)
+    assert [p.step for p in out].count(Step.FIX) == 1, out
+
+
+def test_reboots_of_nodes_back_in_service_still_count(tmp_path: Path) -> None:
+    """gpu01 and gpu02 were rebooted and resumed (no longer drained): gpu03's reboot waits."""
+    state = StateDir(tmp_path / "heal")
+    for n in ("gpu01", "gpu02"):
+        state.append(Event(NOW - 60, n, "attempt", {"reboot": True, "tags": ["driver"]}))
+        state.append(Event(NOW - 30, n, "resumed"))
+    p = NodePlan("gpu03", Step.FIX, "fix", tags=("driver",), reboot=True, partitions=("b",))
+    out = plan_fleet([p], state.journals(), HealPolicy(allow_reboot=True, max_reboots=2), NOW)
+    assert out[0].step is Step.DEFER, out
+
+
+def test_a_damaged_journal_line_is_read_without_a_crash(tmp_path: Path) -> None:
+    state = StateDir(tmp_path / "heal")
+    path = tmp_path / "heal/journal/gpu01.jsonl"
+    path.write_text(
+        '{"ts": 1, "event": "isolated", "gpus": 5}\n'
+        '{"ts": 2, "event": "isolated", "gpus": "0000:05:00.0"}\n'
+        '{"ts": 3, "event": "isolated", "gpus": ["0000:06:00.0", 7]}\n'
+    )
+    assert isolated_now(state.journal("gpu01")) == ("0000:06:00.0",)
+
+
+def test_a_slurm_conf_that_is_a_link_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
+    """A slurm.conf linked to a shared copy (NFS) is the site's: heal never replaces the link
+    with a file of its own (the cluster would disagree on the config) nor edits the target."""
+    shared = tmp_path / "shared.conf"
+    shared.write_text(CONF)
+    conf = tmp_path / "slurm.conf"
+    conf.symlink_to(shared)
+    t = LocalTransport()
+    before = read(t, str(conf))
+    after, _ = change_count(before, "gpu01", -1)
+    with pytest.raises(GresError, match="link"):
+        edit(t, str(conf), before, after)
+    assert conf.is_symlink() and shared.read_text() == CONF
+
+
+def test_an_edit_keeps_a_backup_and_is_idempotent(tmp_path: Path) -> None:
+    """A file seen already edited (a shared copy edited through another host, a run that
+    crashed after the edit) is left as it is; the original is kept beside it (0600)."""
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(CONF)
+    t = LocalTransport()
+    after, _ = change_count(CONF, "gpu01", -1)
+    edit(t, str(conf), CONF, after)
+    backup = tmp_path / "slurm.conf.rocmprov-bak"
+    assert backup.read_text() == CONF and stat.S_IMODE(backup.stat().st_mode) == 0o600
+    edit(t, str(conf), CONF, after)
+    assert conf.read_text() == after
+
+
+def test_the_hook_is_killed_with_its_children_and_its_output_is_bounded(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    code = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen(['sleep', '300'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        "sys.stderr.write('x' * 5_000_000); sys.stderr.flush()\n"
+        "time.sleep(300)\n"
+    )
+    res = run_hook([sys.executable, "-c", code], {"node": "n"}, 2)
+    assert res.rc is None and "timed out" in res.error
+    assert _gone(int(pidfile.read_text()))
+    loud = run_hook(
+        [sys.executable, "-c", "import sys; sys.stderr.write('y' * 5_000_000); sys.exit(3)"],
+        {"node": "n"},
+        10,
+    )
+    assert loud.rc == 3 and len(loud.error) <= 160
+
+
+def test_the_hook_gets_no_secret_from_our_environment(tmp_path: Path, monkeypatch) -> None:
+    out = tmp_path / "env"
+    monkeypatch.setenv("ANSIBLE_VAULT_PASSWORD", "s3cret")
+    code = f"import os; open({str(out)!r}, 'w').write(repr(sorted(os.environ)))"
+    assert run_hook([sys.executable, "-c", code], {"node": "gpu01"}, 10).rc == 0
+    names = out.read_text()
+    assert "ANSIBLE_VAULT_PASSWORD" not in names and "ROCMPROV_HEAL_NODE" in names
+    assert "PATH" in names
+
+
+def _gone(pid: int) -> bool:
+    """The process is gone (or a zombie waiting for init), polled a few seconds at most."""
+    import time
+
+    for _ in range(50):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().rsplit(") ", 1)[1].startswith("Z"):
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.1)
+    return False
