@@ -98,9 +98,9 @@ class Healer:
             for h in sorted(drained, key=lambda h: nodes[h][0].name)
         ]
         host_of = {nodes[h][0].name: h for h in drained}
-        plans = plan_fleet(
-            plans, {p.node: journals[host_of[p.node]] for p in plans}, self.policy, now
-        )
+        # every node's journal: a node rebooted and resumed earlier in the window still counts
+        fleet = {**self.state.journals(), **{p.node: journals[host_of[p.node]] for p in plans}}
+        plans = plan_fleet(plans, fleet, self.policy, now)
         for host in nodes:
             if host not in drained:
                 self.results.append(_result(nodes[host][0].name, "left", "not drained by the gate"))

@@ -41,6 +41,7 @@ NEEDS_HUMAN = f"{ESCALATED_PREFIX} needs a human:"
 # the kernel's GPU errors (RAS, hangs), firmware settings
 HARDWARE = ("gpu.*", "pcie.*", "dmesg.*", "boot.*", "kernel.iommu", "ssh.hostkey")
 VERIFY_LEVELS = ("audit", "smoke")
+NO_PARTITION = "(no partition)"
 
 
 class Step(Enum):
@@ -63,6 +64,9 @@ class HealPolicy:
     allow_reboot: bool = False
     max_reboots: int = 2  # reboots per window, the whole fleet together
     per_partition: int = 1  # nodes of one partition in hand at once
+    # per-GPU isolation changes a GPU count, which only a slurmctld restart takes (cluster-wide):
+    # off, a node with one bad GPU is escalated instead
+    allow_ctld_restart: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_attempts <= 100:
@@ -145,7 +149,8 @@ def isolated_now(journal: Iterable[Event]) -> tuple[str, ...]:
     """The GPUs (PCI addresses) the journal says are out of Slurm's gres now."""
     out: dict[str, None] = {}
     for e in journal:
-        gpus = [str(g).lower() for g in e.detail.get("gpus") or ()]
+        raw = e.detail.get("gpus")
+        gpus = [g.lower() for g in raw if isinstance(g, str)] if isinstance(raw, list) else []
         if e.event == "isolated":
             out.update(dict.fromkeys(gpus))
         elif e.event == "restored":
@@ -184,6 +189,9 @@ def plan_node(
         raw = _critical(report, drain, ()) if audited else []  # the isolated GPUs' own too
         back = tuple(b for b in isolated if audited and not _names(raw, b))
         if back and node.touchable and not node.drained:
+            if not policy.allow_ctld_restart:
+                return plan(Step.WAIT, "isolated GPUs pass again: a put-back restarts slurmctld "
+                            "(--allow-slurmctld-restart)")
             if node.state.upper().split("+")[0] != "IDLE":
                 return plan(Step.WAIT, "isolated GPUs pass again: put back once no job runs")
             return plan(Step.RESTORE, f"{', '.join(back)} pass again: put back", gpus=back)
@@ -191,7 +199,15 @@ def plan_node(
     named = reason_check(node.reason)
     out = _isolate(node, critical, gpus or {}, isolated) if audited else None
     if out is not None:
-        return plan(out[0], out[1], gpus=out[2], checks=tuple(sorted({f.check for f in critical})))
+        checks = tuple(sorted({f.check for f in critical}))
+        if not policy.allow_ctld_restart:
+            return plan(
+                Step.ESCALATE,
+                f"{out[1]}: isolation restarts slurmctld, not allowed (--allow-slurmctld-restart)",
+                reason=needs_human(checks[0], "bad GPU, isolation needs a slurmctld restart"),
+                checks=checks,
+            )
+        return plan(out[0], out[1], gpus=out[2], checks=checks)
     if named and is_hardware(named):
         return plan(
             Step.ESCALATE,
@@ -275,7 +291,9 @@ def plan_fleet(
         if p.step not in (Step.FIX, Step.RESUME, Step.ISOLATE, Step.RESTORE):
             out.append(p)
             continue
-        full = [part for part in p.partitions if busy.get(part, 0) >= policy.per_partition]
+        # a node in no partition counts in one of its own kind: never uncapped
+        parts = p.partitions or (NO_PARTITION,)
+        full = [part for part in parts if busy.get(part, 0) >= policy.per_partition]
         if full:
             out.append(_defer(p, f"partition {full[0]} has {policy.per_partition} node(s) in hand"))
             continue
@@ -283,7 +301,7 @@ def plan_fleet(
             out.append(_defer(p, f"{reboots} reboot(s) in the window: the cap"))
             continue
         reboots += p.step is Step.FIX and p.reboot
-        for part in p.partitions:
+        for part in parts:
             busy[part] = busy.get(part, 0) + 1
         out.append(p)
     return out

@@ -107,6 +107,10 @@ class StateDir:
                 events.append(Event(float(doc["ts"]), node, str(doc.get("event")), detail))
         return events
 
+    def journals(self) -> dict[str, list[Event]]:
+        """Every node's journal (the fleet-wide reboot cap counts nodes back in service too)."""
+        return {n: self.journal(n) for n in self.nodes()}
+
     def nodes(self) -> list[str]:
         return sorted(
             n.removesuffix(".jsonl")
