@@ -190,8 +190,11 @@ def plan_node(
         back = tuple(b for b in isolated if audited and not _names(raw, b))
         if back and node.touchable and not node.drained:
             if not policy.allow_ctld_restart:
-                return plan(Step.WAIT, "isolated GPUs pass again: a put-back restarts slurmctld "
-                            "(--allow-slurmctld-restart)")
+                return plan(
+                    Step.WAIT,
+                    "isolated GPUs pass again: a put-back restarts slurmctld "
+                    "(--allow-slurmctld-restart)",
+                )
             if node.state.upper().split("+")[0] != "IDLE":
                 return plan(Step.WAIT, "isolated GPUs pass again: put back once no job runs")
             return plan(Step.RESTORE, f"{', '.join(back)} pass again: put back", gpus=back)
