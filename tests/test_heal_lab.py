@@ -25,6 +25,7 @@ USERS = ["-e", "rocmprov_gpu_users=admin"]
 # as in test_gate_slurm_lab.py's live test
 LAB_DRAIN = ("dmesg.*",)
 HEAL_DRAIN = ("--drain", "dmesg.*")
+CTLD = ("--allow-slurmctld-restart",)  # the site's consent to per-GPU isolation
 
 
 @pytest.fixture(scope="module")
@@ -246,7 +247,9 @@ def test_one_bad_gpu_of_four_is_taken_out_and_put_back(node: Node, tmp_path: Pat
         node.put("/usr/local/bin/dmesg", "#!/bin/sh\ncat /root/kmsg\n", 0o755)
         node.put("/root/kmsg", f"[    1.000000] Linux version 6.1.0\n{RAS_LINE}\n")
         assert _drain_by_the_gate(node, *LAB_DRAIN).startswith("rocmprov: dmesg.gpu.ras")
-        cp = _heal(node, tmp_path, *HEAL_DRAIN, *gpu_vars, "--hook", str(hook), "--format", "json")
+        cp = _heal(
+            node, tmp_path, *HEAL_DRAIN, *gpu_vars, *CTLD, "--hook", str(hook), "--format", "json"
+        )
         assert cp.returncode == 0, cp.stderr
         assert [n["outcome"] for n in json.loads(cp.stdout)["nodes"]] == ["isolated"], cp.stdout
         node.wait_state(lambda s: s == ("IDLE", ""), "resumed with three GPUs")
@@ -276,7 +279,7 @@ def test_one_bad_gpu_of_four_is_taken_out_and_put_back(node: Node, tmp_path: Pat
         assert three.returncode == 0 and "to start at" in three.stderr, three.stderr
         # the GPU passes again (the line is gone, e.g. after the human's reboot): put back
         node.sh("rm", "/usr/local/bin/dmesg")
-        cp = _heal(node, tmp_path, *HEAL_DRAIN, *gpu_vars, "--format", "json")
+        cp = _heal(node, tmp_path, *HEAL_DRAIN, *gpu_vars, *CTLD, "--format", "json")
         assert cp.returncode == 0, cp.stderr
         assert [n["outcome"] for n in json.loads(cp.stdout)["nodes"]] == ["restored"], cp.stdout
         node.wait_state(lambda s: s == ("IDLE", ""), "four GPUs again")

@@ -6,7 +6,6 @@ gres.conf(5) `Name=gpu File=/dev/dri/renderD128` (https://slurm.schedmd.com/gres
 
 from __future__ import annotations
 
-import os
 import stat
 import sys
 from pathlib import Path
