@@ -167,3 +167,24 @@ def _gone(pid: int) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+def test_a_failed_step_puts_the_files_edited_before_it_back(tmp_path: Path) -> None:
+    """The isolated-GPUs list cannot be written (its directory is a file): gres.conf and
+    slurm.conf, edited before it, are as they were; no daemon is restarted."""
+    from rocmprov.commands._heal_gres import GresPaths, change
+
+    gres = "".join(f"Name=gpu File={f}\n" for f in GPUS.values())
+    (tmp_path / "gres.conf").write_text(gres)
+    (tmp_path / "slurm.conf").write_text(CONF)
+    (tmp_path / "etc").write_text("not a directory")
+    paths = GresPaths(
+        str(tmp_path / "gres.conf"),
+        str(tmp_path / "slurm.conf"),
+        str(tmp_path / "etc/rocmprov/isolated-gpus"),
+    )
+    t = LocalTransport()
+    with pytest.raises(GresError, match="cannot write"):
+        change(t, t, True, "gpu01", GPUS, out=("0000:06:00.0",), paths=paths)
+    assert (tmp_path / "gres.conf").read_text() == gres
+    assert (tmp_path / "slurm.conf").read_text() == CONF
