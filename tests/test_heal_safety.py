@@ -188,3 +188,17 @@ def test_a_failed_step_puts_the_files_edited_before_it_back(tmp_path: Path) -> N
         change(t, t, True, "gpu01", GPUS, out=("0000:06:00.0",), paths=paths)
     assert (tmp_path / "gres.conf").read_text() == gres
     assert (tmp_path / "slurm.conf").read_text() == CONF
+
+
+def test_a_node_deferred_run_after_run_is_journaled_once() -> None:
+    """A node over a cap for days would grow its journal by a line every run, until the newest
+    MiB read no longer holds its isolation or its attempts: a repeat is not written again."""
+    from rocmprov.gate.heal import repeats
+
+    journal = [
+        Event(NOW - 9, "gpu01", "attempt"),
+        Event(NOW - 5, "gpu01", "deferred", {"why": "cap"}),
+    ]
+    assert repeats(journal, "deferred", "cap")
+    assert not repeats(journal, "deferred", "another cap")
+    assert not repeats(journal[:1], "deferred", "cap") and not repeats([], "deferred", "cap")

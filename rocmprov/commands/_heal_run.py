@@ -23,6 +23,7 @@ from rocmprov.gate.heal import (
     plan_fleet,
     plan_node,
     remedy_table,
+    repeats,
 )
 from rocmprov.gate.heal_io import Slurm, StateDir, run_hook, write_metrics
 from rocmprov.gate.policy import DrainPolicy
@@ -115,7 +116,8 @@ class Healer:
                     p, p.reason, p.why, attempts(journals[host], now, self.policy.window_s)
                 )
             elif p.step is Step.DEFER:
-                self._log(p.node, "deferred", why=p.why)
+                if not repeats(journals[host], "deferred", p.why):
+                    self._log(p.node, "deferred", why=p.why)
                 self._say(p.node, "deferred", p.why)
             elif p.step is Step.WAIT:
                 self._say(p.node, "waiting", p.why)

@@ -145,6 +145,12 @@ def attempts(journal: Iterable[Event], now: float, window_s: float) -> int:
     return count
 
 
+def repeats(journal: Sequence[Event], event: str, why: str) -> bool:
+    """The journal's newest line is this event for the same reason (a node deferred run after
+    run is written once, so its journal grows with what heal does, not with how often it runs)."""
+    return bool(journal) and journal[-1].event == event and journal[-1].detail.get("why") == why
+
+
 def isolated_now(journal: Iterable[Event]) -> tuple[str, ...]:
     """The GPUs (PCI addresses) the journal says are out of Slurm's gres now."""
     out: dict[str, None] = {}
