@@ -202,3 +202,49 @@ def test_a_node_deferred_run_after_run_is_journaled_once() -> None:
     assert repeats(journal, "deferred", "cap")
     assert not repeats(journal, "deferred", "another cap")
     assert not repeats(journal[:1], "deferred", "cap") and not repeats([], "deferred", "cap")
+
+
+# A stand-in scontrol keeping one node's State/Reason as slurmctld does (as in
+# tests/test_review_gate.py; tests/test_heal_lab.py runs the real one): `update` calls logged.
+SCONTROL = """#!{python}
+import json, sys
+p = {state!r}
+n = json.load(open(p))
+a = sys.argv[1:]
+if a[:2] == ["show", "node"]:
+    r = ("   Reason=" + n["reason"] + " [root@2026-12-03T10:00:00]") if n["reason"] else ""
+    print("NodeName=gpu01 Arch=x86_64\\n   State=" + n["state"] + " ThreadsPerCore=1\\n" + r)
+elif a[:1] == ["update"]:
+    open(p + ".calls", "a").write(" ".join(a) + "\\n")
+"""
+
+
+def test_an_escalation_never_overwrites_an_admins_drain(tmp_path: Path) -> None:
+    """Between the plan and the escalation the admin drained the node with a reason of their
+    own: `state=drain` would replace it. Heal leaves the node (and the reason) alone."""
+    import argparse
+    import json
+
+    from rocmprov.commands._heal_run import Healer
+    from rocmprov.gate.heal_io import Slurm
+
+    node = tmp_path / "node.json"
+    node.write_text(json.dumps({"state": "IDLE+DRAIN", "reason": "admin: fan replaced Tue"}))
+    scontrol = tmp_path / "scontrol"
+    scontrol.write_text(SCONTROL.format(python=sys.executable, state=str(node)))
+    scontrol.chmod(0o755)
+    args = argparse.Namespace(dry_run=False, hook_timeout=5.0)
+    healer = Healer(
+        args,
+        HealPolicy(),
+        DrainPolicy(),
+        [],
+        {},
+        StateDir(tmp_path / "heal"),
+        None,  # type: ignore[arg-type]
+    )
+    healer.slurm = Slurm(LocalTransport(), str(scontrol))
+    p = NodePlan("gpu01", Step.ESCALATE, "hardware", checks=("dmesg.gpu.ras",))
+    healer._escalate(p, "rocmprov-heal: needs a human: dmesg.gpu.ras", "hardware", 0)
+    assert not (tmp_path / "node.json.calls").exists()
+    assert [r["outcome"] for r in healer.results] == ["left"], healer.results

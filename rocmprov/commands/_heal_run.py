@@ -201,6 +201,10 @@ class Healer:
         if self.args.dry_run:
             self._say(p.node, "escalated", f"{why}: would drain with {reason} (dry run)")
             return
+        node, _ = self.slurm.show(p.node)  # `state=drain` replaces the reason: never an admin's
+        if not (node.touchable and node.drained and node.ours):
+            self._say(p.node, "left", f"{why}, but now {node.state} ({node.reason}): left alone")
+            return
         self.slurm.drain(p.node, reason)
         event = {
             "ts": round(time.time(), 3),
