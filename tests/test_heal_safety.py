@@ -248,3 +248,24 @@ def test_an_escalation_never_overwrites_an_admins_drain(tmp_path: Path) -> None:
     healer._escalate(p, "rocmprov-heal: needs a human: dmesg.gpu.ras", "hardware", 0)
     assert not (tmp_path / "node.json.calls").exists()
     assert [r["outcome"] for r in healer.results] == ["left"], healer.results
+
+
+def test_a_gres_conf_on_a_shared_file_system_is_refused(tmp_path: Path) -> None:
+    """A gres.conf line without NodeName= applies to every node reading the file: on a network
+    file system it may be every node's, so heal refuses it (here the types this machine's own
+    file systems have stand in for NFS: the mount lookup is the same)."""
+    gres = tmp_path / "gres.conf"
+    gres.write_text("Name=gpu File=/dev/dri/renderD128\nName=gpu File=/dev/dri/renderD129\n")
+    before = gres.read_text()
+    after = before.replace(
+        "Name=gpu File=/dev/dri/renderD129", "#Name=gpu File=/dev/dri/renderD129"
+    )
+    mine = tuple(
+        row.partition(" - ")[2].split()[0]
+        for row in Path("/proc/self/mountinfo").read_text().splitlines()
+    )
+    with pytest.raises(GresError, match="shared with other nodes"):
+        edit(LocalTransport(), str(gres), before, after, refuse_fs=mine)
+    assert gres.read_text() == before
+    edit(LocalTransport(), str(gres), before, after, refuse_fs=("nfs", "nfs4"))
+    assert gres.read_text() == after

@@ -20,6 +20,21 @@ from rocmprov.transport.base import Transport
 
 ISOLATED_FILE = "/etc/rocmprov/isolated-gpus"
 READ_MAX = 1024 * 1024
+NETWORK_FS = (  # file systems shared between hosts (fuse: sshfs, s3fs and the like)
+    "nfs",
+    "nfs4",
+    "cifs",
+    "smb3",
+    "lustre",
+    "gpfs",
+    "ceph",
+    "fuse",
+    "beegfs",
+    "glusterfs",
+    "9p",
+    "afs",
+    "virtiofs",
+)
 _GRES_SHOWN = re.compile(r"(?<![A-Za-z])Gres=(\S+)")
 
 
@@ -60,6 +75,17 @@ if stat.S_ISLNK(st.st_mode):
     sys.exit("%s is a link (a shared copy?): edit it where it lives" % path)
 if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
     sys.exit("%s is not a plain file of one link" % path)
+refuse = [f for f in sys.argv[3].split(",") if f]
+if refuse:
+    real, fs, best = os.path.realpath(path), "", ""
+    with open("/proc/self/mountinfo", encoding="utf-8") as fh:
+        for row in fh.read(1 << 20).splitlines():
+            left, _, right = row.partition(" - ")
+            mnt = left.split()[4].replace("\\\\040", " ")
+            if (real + "/").startswith(mnt.rstrip("/") + "/") and len(mnt) >= len(best):
+                best, fs = mnt, right.split()[0]
+    if fs.split(".")[0] in refuse:
+        sys.exit("%s is on %s, shared with other nodes?: edit it where it lives" % (path, fs))
 fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
 with os.fdopen(fd, encoding="utf-8") as fh:
     original = fh.read(4 * 1024 * 1024 + 1)
@@ -95,8 +121,12 @@ os.replace(path + ".rocmprov-tmp", path)
 """
 
 
-def edit(t: Transport, path: str, before: str, after: str) -> None:
-    """Make `path` on the host go from `before` to `after` (same line count) line by line."""
+def edit(
+    t: Transport, path: str, before: str, after: str, *, refuse_fs: tuple[str, ...] = ()
+) -> None:
+    """Make `path` on the host go from `before` to `after` (same line count) line by line;
+    refused where it lives on a file system of a type in `refuse_fs` (NETWORK_FS: a gres.conf
+    there may be every node's)."""
     a, b = before.splitlines(), after.splitlines()
     if len(a) != len(b):
         raise GresError(f"{path}: an edit must keep the line count")
@@ -104,7 +134,7 @@ def edit(t: Transport, path: str, before: str, after: str) -> None:
     if not changes:
         return
     blob = base64.b64encode(json.dumps(changes).encode("utf-8")).decode("ascii")
-    res = t.run(shlex.join(["python3", "-c", _EDIT, path, blob]), timeout=30)
+    res = t.run(shlex.join(["python3", "-c", _EDIT, path, blob, ",".join(refuse_fs)]), timeout=30)
     if not res.ok:
         raise GresError(f"{t.host}: cannot edit {path}: {res.stderr.strip()[-160:]}")
 
@@ -166,14 +196,19 @@ def change(
     if not same_host:
         node_text = read(node_t, paths.slurm_conf)
         node_conf, _ = change_count(node_text, node, delta)
-    edits = [(node_t, paths.gres_conf, gres, new_gres), (slurm_t, paths.slurm_conf, conf, new_conf)]
+    # (host, file, before, after, node-local only): gres.conf lines without NodeName= apply to
+    # every node that reads the file, so a gres.conf on a network file system is refused
+    edits = [
+        (node_t, paths.gres_conf, gres, new_gres, NETWORK_FS),
+        (slurm_t, paths.slurm_conf, conf, new_conf, ()),
+    ]
     if not same_host:
-        edits.append((node_t, paths.slurm_conf, node_text, node_conf))
+        edits.append((node_t, paths.slurm_conf, node_text, node_conf, ()))
     header = "# GPUs rocmprov heal took out of Slurm's gres (PCI addresses); the gate skips them\n"
     done: list[tuple[Transport, str, str, str]] = []
     try:
-        for t, path, a, b in edits:
-            edit(t, path, a, b)
+        for t, path, a, b, refuse in edits:
+            edit(t, path, a, b, refuse_fs=refuse)
             done.append((t, path, a, b))
         write(node_t, paths.isolated, header + "".join(f"{b}\n" for b in sorted(listed)))
     except GresError:
