@@ -269,3 +269,12 @@ def test_a_gres_conf_on_a_shared_file_system_is_refused(tmp_path: Path) -> None:
     assert gres.read_text() == before
     edit(LocalTransport(), str(gres), before, after, refuse_fs=("nfs", "nfs4"))
     assert gres.read_text() == after
+
+
+def test_a_line_cut_by_a_crash_does_not_swallow_the_next_event(tmp_path: Path) -> None:
+    """A run killed mid-write leaves half a line; the next attempt must still be counted (else
+    the attempts cap could be passed), the half line alone is lost."""
+    state = StateDir(tmp_path / "heal")
+    (tmp_path / "heal/journal/gpu01.jsonl").write_text('{"ts": 1, "node": "gpu01", "ev')
+    state.append(Event(NOW, "gpu01", "attempt", {"tags": ["users"]}))
+    assert [e.event for e in state.journal("gpu01")] == ["attempt"]

@@ -28,7 +28,7 @@ from rocmprov.store.atomic import DIR_FLAGS, open_private_dir, replace_in_dir
 from rocmprov.transport.base import Transport
 
 JOURNAL_READ_MAX = 1024 * 1024  # the newest MiB of a node's journal is read
-_APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+_APPEND = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
 _NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 METRICS_FILE = "rocmprov_heal.prom"
 HOOK_TIMEOUT_S = 30.0
@@ -81,7 +81,10 @@ class StateDir:
         fd = os.open(f"{event.node}.jsonl", _APPEND, 0o600, dir_fd=self.journal_fd)
         try:
             os.fchmod(fd, 0o600)
-            os.write(fd, (line + "\n").encode("utf-8"))
+            size = os.fstat(fd).st_size
+            # a line cut short (a run killed mid-write) is ended first: it alone is lost
+            cut = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+            os.write(fd, (("\n" if cut else "") + line + "\n").encode("utf-8"))
         finally:
             os.close(fd)
 
