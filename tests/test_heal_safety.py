@@ -278,3 +278,24 @@ def test_a_line_cut_by_a_crash_does_not_swallow_the_next_event(tmp_path: Path) -
     (tmp_path / "heal/journal/gpu01.jsonl").write_text('{"ts": 1, "node": "gpu01", "ev')
     state.append(Event(NOW, "gpu01", "attempt", {"tags": ["users"]}))
     assert [e.event for e in state.journal("gpu01")] == ["attempt"]
+
+
+@pytest.mark.parametrize("state", ["MIXED+DRAIN", "ALLOCATED+DRAIN", "ALLOCATED+DRAIN+COMPLETING"])
+def test_a_node_still_draining_its_jobs_is_not_fixed_nor_rebooted_under_them(state: str) -> None:
+    """The gate drains: running jobs go on until they end (DRAINING). A fix (a package, a
+    module, a reboot) waits until the node is idle, as a cordon-drain-fix workflow does."""
+    groups = Finding("user.groups", Severity.CRITICAL, "x", subject="admin", actual="video")
+    driver = Finding("driver.amdgpu", Severity.CRITICAL, "x", actual="not loaded")
+    site = DrainPolicy.from_patterns(["driver.*", "user.groups"])
+    policy = HealPolicy(allow_reboot=True)
+    for f in (groups, driver):
+        node = NodeState("gpu01", state, f"rocmprov: {f.check} {f.actual}")
+        p = plan_node(
+            node, HostReport("gpu01", (f,)), [], policy, remedy_table(remedies()), NOW, site
+        )
+        assert p.step is Step.WAIT and "jobs" in p.why, p
+        idle = NodeState("gpu01", "IDLE+DRAIN", node.reason)
+        p = plan_node(
+            idle, HostReport("gpu01", (f,)), [], policy, remedy_table(remedies()), NOW, site
+        )
+        assert p.step is Step.FIX, p

@@ -15,6 +15,7 @@ Per node (plan_node):
 | drained by the gate                      | only software findings with a remedy| fix      |
 |                                          | attempts in window >= max_attempts  | escalate |
 |                                          | the fix needs a reboot, not allowed | escalate |
+|                                          | jobs still run (DRAINING)           | wait     |
 | drained by the gate                      | none left (fixed meanwhile)         | resume   |
 
 Then plan_fleet applies the caps: at most `per_partition` nodes of one partition in hand at
@@ -268,6 +269,8 @@ def plan_node(
             reason=needs_human(checks[0], "fix needs a reboot (not allowed)"),
             checks=checks,
         )
+    if node.state.upper().split("+")[0] != "IDLE":  # DRAINING: jobs run until they end
+        return plan(Step.WAIT, "jobs still run on the node: the fix waits until it is idle")
     tags = tuple(sorted({t for r in chosen for t in r.tags}))
     verify = "smoke" if any(r.verify == "smoke" for r in chosen) else "audit"
     return plan(
