@@ -299,3 +299,15 @@ def test_a_node_still_draining_its_jobs_is_not_fixed_nor_rebooted_under_them(sta
             idle, HostReport("gpu01", (f,)), [], policy, remedy_table(remedies()), NOW, site
         )
         assert p.step is Step.FIX, p
+
+
+def test_one_slurmctld_restart_per_run() -> None:
+    """Each isolation or put-back restarts slurmctld (cluster-wide): nodes of different
+    partitions would each restart it in one run; one per run, the others deferred."""
+    plans = [
+        NodePlan(f"gpu0{i}", step, "gpu", partitions=(f"p{i}",), gpus=("0000:06:00.0",))
+        for i, step in enumerate((Step.ISOLATE, Step.RESTORE, Step.ISOLATE))
+    ]
+    out = plan_fleet(plans, {}, HealPolicy(allow_ctld_restart=True), NOW)
+    assert [p.step for p in out] == [Step.ISOLATE, Step.DEFER, Step.DEFER], out
+    assert "slurmctld" in out[1].why

@@ -19,8 +19,9 @@ Per node (plan_node):
 | drained by the gate                      | none left (fixed meanwhile)         | resume   |
 
 Then plan_fleet applies the caps: at most `per_partition` nodes of one partition in hand at
-once (a fix or a resume), at most `max_reboots` reboots per window over the whole fleet; a node
-over a cap waits for a later run (`defer`). Escalation takes no slot.
+once (a fix or a resume), at most `max_reboots` reboots per window over the whole fleet, one
+isolation or put-back per run (each restarts slurmctld); a node over a cap waits for a later run
+(`defer`). Escalation takes no slot.
 """
 
 from __future__ import annotations
@@ -298,6 +299,7 @@ def plan_fleet(
         if e.event == "attempt" and e.detail.get("reboot") and now - e.ts < policy.window_s
     )
     busy: dict[str, int] = {}
+    restarted = False  # an isolation or a put-back restarts slurmctld: one per run
     out: list[NodePlan] = []
     for p in plans:
         if p.step not in (Step.FIX, Step.RESUME, Step.ISOLATE, Step.RESTORE):
@@ -309,6 +311,10 @@ def plan_fleet(
         if full:
             out.append(_defer(p, f"partition {full[0]} has {policy.per_partition} node(s) in hand"))
             continue
+        if p.step in (Step.ISOLATE, Step.RESTORE) and restarted:
+            out.append(_defer(p, "one slurmctld restart per run (a GPU count change)"))
+            continue
+        restarted = restarted or p.step in (Step.ISOLATE, Step.RESTORE)
         if p.step is Step.FIX and p.reboot and reboots >= policy.max_reboots:
             out.append(_defer(p, f"{reboots} reboot(s) in the window: the cap"))
             continue
