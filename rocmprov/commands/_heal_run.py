@@ -13,6 +13,7 @@ from typing import Any
 
 from rocmprov.fleet.options import FleetOptions
 from rocmprov.gate.heal import (
+    RESTORING,
     Event,
     HealPolicy,
     NodePlan,
@@ -158,11 +159,7 @@ class Healer:
     ) -> None:
         left = _critical(report, self.drain)
         if report is None or report.failure or left:
-            what = (
-                ",".join(sorted({f.check for f in left}))
-                if left
-                else "the node could not be audited"
-            )
+            what = ",".join(sorted({f.check for f in left})) or "the node could not be audited"
             self._log(p.node, "failed", checks=list(p.checks), still=what, apply=applied)
             tried = attempts(self.state.journal(p.node), time.time(), self.policy.window_s)
             if tried >= self.policy.max_attempts:
@@ -235,6 +232,8 @@ class Healer:
         out = p.gpus if p.step is Step.ISOLATE else ()
         back = p.gpus if p.step is Step.RESTORE else ()
         same = self.args.slurm_host == host
+        if back:  # in service: drained while the count changes, so no job starts meanwhile
+            self.slurm.drain(p.node, RESTORING)
         try:
             node_t = self._transport(host)
             try:
@@ -259,6 +258,7 @@ class Healer:
             return
         if p.step is Step.RESTORE:
             self._log(p.node, "restored", gpus=list(back), count=count)
+            self._resume_if_ours(p.node)
             self._say(p.node, "restored", f"{', '.join(back)} back in service: gpu:{count}")
             return
         event = {
@@ -274,15 +274,18 @@ class Healer:
             res = run_hook(self.hook, event, self.args.hook_timeout)
             hook = f"rc={res.rc}" if res.rc is not None else res.error
         self._log(p.node, "isolated", gpus=list(out), checks=list(p.checks), count=count, hook=hook)
-        node, _ = self.slurm.show(p.node)
-        if node.touchable and node.drained and node.ours:
-            self.slurm.resume(p.node)
-            self._log(p.node, "resumed", gpus_left=count)
+        self._resume_if_ours(p.node, gpus_left=count)
         self._say(
             p.node,
             "isolated",
             f"{', '.join(out)} out of service ({','.join(p.checks)}), resumed with gpu:{count}",
         )
+
+    def _resume_if_ours(self, node_name: str, **detail: Any) -> None:
+        node, _ = self.slurm.show(node_name)
+        if node.touchable and node.drained and node.ours:  # not an admin's drain meanwhile
+            self.slurm.resume(node_name)
+            self._log(node_name, "resumed", **detail)
 
     def _transport(self, host: str) -> Any:
         from rocmprov.fleet.fanout import ssh_files

@@ -39,6 +39,8 @@ from rocmprov.model import Finding, HostReport, Severity
 
 ESCALATED_PREFIX = "rocmprov-heal:"  # not REASON_PREFIX: the gate leaves it alone (not ours)
 NEEDS_HUMAN = f"{ESCALATED_PREFIX} needs a human:"
+# the drain while isolated GPUs are put back (a failed put-back leaves it: the next run resumes)
+RESTORING = f"{REASON_PREFIX} gres.restore putting isolated GPUs back"
 # findings no software on the node can fix, whatever remedies.yaml says: the card, its link,
 # the kernel's GPU errors (RAS, hangs), firmware settings
 HARDWARE = ("gpu.*", "pcie.*", "dmesg.*", "boot.*", "kernel.iommu", "ssh.hostkey")
