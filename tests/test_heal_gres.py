@@ -79,7 +79,7 @@ def plan(node: NodeState, *findings: Finding, isolated=()):
         node,
         HostReport("gpu01", findings),
         [],
-        HealPolicy(),
+        HealPolicy(allow_ctld_restart=True),  # the site's consent (test_heal_safety: without)
         remedy_table(remedies()),
         0.0,
         DrainPolicy(),
@@ -133,5 +133,8 @@ def test_remote_edit_changes_only_the_lines_and_keeps_the_mode(tmp_path) -> None
     after, n = change_count(before, "gpu01", -1)
     edit(t, str(conf), before, after)
     assert conf.read_text() == after and n == 3 and conf.stat().st_mode & 0o777 == 0o640
+    edit(t, str(conf), before, after)  # done already: left as it is
+    assert conf.read_text() == after
+    conf.write_text(before.replace("gpu01 CPUs=1 Gres=gpu:4", "gpu01 CPUs=1 Gres=gpu:2"))
     with pytest.raises(GresError, match="0 lines match"):
         edit(t, str(conf), before, after)

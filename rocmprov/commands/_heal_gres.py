@@ -6,6 +6,7 @@ slurmctld, then the node's slurmd; the new count is awaited."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
 import shlex
@@ -19,6 +20,21 @@ from rocmprov.transport.base import Transport
 
 ISOLATED_FILE = "/etc/rocmprov/isolated-gpus"
 READ_MAX = 1024 * 1024
+NETWORK_FS = (  # file systems shared between hosts (fuse: sshfs, s3fs and the like)
+    "nfs",
+    "nfs4",
+    "cifs",
+    "smb3",
+    "lustre",
+    "gpfs",
+    "ceph",
+    "fuse",
+    "beegfs",
+    "glusterfs",
+    "9p",
+    "afs",
+    "virtiofs",
+)
 _GRES_SHOWN = re.compile(r"(?<![A-Za-z])Gres=(\S+)")
 
 
@@ -26,6 +42,7 @@ _GRES_SHOWN = re.compile(r"(?<![A-Za-z])Gres=(\S+)")
 class GresPaths:
     gres_conf: str = "/etc/slurm/gres.conf"  # on the node
     slurm_conf: str = "/etc/slurm/slurm.conf"  # on the Slurm host (and the node, if another)
+    isolated: str = ISOLATED_FILE  # on the node, read by the gate
 
 
 def read(t: Transport, path: str, *, missing_ok: bool = False) -> str:
@@ -41,32 +58,75 @@ def read(t: Transport, path: str, *, missing_ok: bool = False) -> str:
     return res.stdout
 
 
-# Replaces whole lines of a file in place on the host (temp file beside it, mode kept, one
-# rename); each old line must be there exactly once. Only the changed lines travel, on the
-# command line: a NodeName or File= line, never the rest of slurm.conf (which may hold
-# AccountingStoragePass).
+# Replaces whole lines of a file in place on the host; each old line must be there exactly once,
+# or already replaced (its new line there once: a copy shared with another host edited through
+# it, a run that stopped after the edit). A link or a file with several hard links is refused
+# (a slurm.conf linked to a shared copy is the site's: replacing the link with a file of ours
+# would split the cluster's config). The original is kept beside it (.rocmprov-bak, 0600: a
+# slurm.conf may hold AccountingStoragePass), the new one written to a temp file beside it
+# (owner and mode kept, synced) and renamed over it. Only the changed lines travel, on the
+# command line: a NodeName or File= line, never the rest of slurm.conf.
 _EDIT = """
-import base64, json, os, sys
+import base64, json, os, stat, sys
 path = sys.argv[1]
 changes = json.loads(base64.b64decode(sys.argv[2]))
-with open(path, encoding="utf-8") as fh:
-    lines = fh.read().split("\\n")
+st = os.lstat(path)
+if stat.S_ISLNK(st.st_mode):
+    sys.exit("%s is a link (a shared copy?): edit it where it lives" % path)
+if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+    sys.exit("%s is not a plain file of one link" % path)
+refuse = [f for f in sys.argv[3].split(",") if f]
+if refuse:
+    real, fs, best = os.path.realpath(path), "", ""
+    with open("/proc/self/mountinfo", encoding="utf-8") as fh:
+        for row in fh.read(1 << 20).splitlines():
+            left, _, right = row.partition(" - ")
+            mnt = left.split()[4].replace("\\\\040", " ")
+            if (real + "/").startswith(mnt.rstrip("/") + "/") and len(mnt) >= len(best):
+                best, fs = mnt, right.split()[0]
+    if fs.split(".")[0] in refuse:
+        sys.exit("%s is on %s, shared with other nodes?: edit it where it lives" % (path, fs))
+fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+with os.fdopen(fd, encoding="utf-8") as fh:
+    original = fh.read(4 * 1024 * 1024 + 1)
+if len(original) > 4 * 1024 * 1024:
+    sys.exit("%s is larger than 4 MiB" % path)
+lines = original.split("\\n")
+todo = 0
 for old, new in changes:
     hits = [i for i, line in enumerate(lines) if line == old]
+    if not hits and old != new and lines.count(new) == 1:
+        continue
     if len(hits) != 1:
         sys.exit("%s: %d lines match %r" % (path, len(hits), old[:80]))
     lines[hits[0]] = new
-tmp = path + ".rocmprov-tmp"
-fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-with os.fdopen(fd, "w", encoding="utf-8") as fh:
-    fh.write("\\n".join(lines))
-os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-os.replace(tmp, path)
+    todo += 1
+if not todo:
+    sys.exit(0)
+def put(name, text, mode):
+    try:
+        os.unlink(name)
+    except FileNotFoundError:
+        pass
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+        os.fchown(fh.fileno(), st.st_uid, st.st_gid)
+        os.fchmod(fh.fileno(), mode)
+put(path + ".rocmprov-bak", original, 0o600)
+put(path + ".rocmprov-tmp", "\\n".join(lines), stat.S_IMODE(st.st_mode))
+os.replace(path + ".rocmprov-tmp", path)
 """
 
 
-def edit(t: Transport, path: str, before: str, after: str) -> None:
-    """Make `path` on the host go from `before` to `after` (same line count) line by line."""
+def edit(
+    t: Transport, path: str, before: str, after: str, *, refuse_fs: tuple[str, ...] = ()
+) -> None:
+    """Make `path` on the host go from `before` to `after` (same line count) line by line;
+    refused where it lives on a file system of a type in `refuse_fs` (NETWORK_FS: a gres.conf
+    there may be every node's)."""
     a, b = before.splitlines(), after.splitlines()
     if len(a) != len(b):
         raise GresError(f"{path}: an edit must keep the line count")
@@ -74,7 +134,7 @@ def edit(t: Transport, path: str, before: str, after: str) -> None:
     if not changes:
         return
     blob = base64.b64encode(json.dumps(changes).encode("utf-8")).decode("ascii")
-    res = t.run(shlex.join(["python3", "-c", _EDIT, path, blob]), timeout=30)
+    res = t.run(shlex.join(["python3", "-c", _EDIT, path, blob, ",".join(refuse_fs)]), timeout=30)
     if not res.ok:
         raise GresError(f"{t.host}: cannot edit {path}: {res.stderr.strip()[-160:]}")
 
@@ -122,7 +182,7 @@ def change(
     paths = paths or GresPaths()
     gres = read(node_t, paths.gres_conf)
     conf = read(slurm_t, paths.slurm_conf)
-    listed = set(isolated_list(read(node_t, ISOLATED_FILE, missing_ok=True)))
+    listed = set(isolated_list(read(node_t, paths.isolated, missing_ok=True)))
     if out:
         files = [gpus[b] for b in out]
         new_gres = isolate_files(gres, node, files, {gpus[b]: b for b in out})
@@ -136,12 +196,26 @@ def change(
     if not same_host:
         node_text = read(node_t, paths.slurm_conf)
         node_conf, _ = change_count(node_text, node, delta)
-    edit(node_t, paths.gres_conf, gres, new_gres)
-    edit(slurm_t, paths.slurm_conf, conf, new_conf)
+    # (host, file, before, after, node-local only): gres.conf lines without NodeName= apply to
+    # every node that reads the file, so a gres.conf on a network file system is refused
+    edits = [
+        (node_t, paths.gres_conf, gres, new_gres, NETWORK_FS),
+        (slurm_t, paths.slurm_conf, conf, new_conf, ()),
+    ]
     if not same_host:
-        edit(node_t, paths.slurm_conf, node_text, node_conf)
+        edits.append((node_t, paths.slurm_conf, node_text, node_conf, ()))
     header = "# GPUs rocmprov heal took out of Slurm's gres (PCI addresses); the gate skips them\n"
-    write(node_t, ISOLATED_FILE, header + "".join(f"{b}\n" for b in sorted(listed)))
+    done: list[tuple[Transport, str, str, str]] = []
+    try:
+        for t, path, a, b, refuse in edits:
+            edit(t, path, a, b, refuse_fs=refuse)
+            done.append((t, path, a, b))
+        write(node_t, paths.isolated, header + "".join(f"{b}\n" for b in sorted(listed)))
+    except GresError:
+        for t, path, a, b in reversed(done):  # the files as they were: nothing half done
+            with contextlib.suppress(GresError):
+                edit(t, path, b, a)
+        raise
     # slurmctld first: `scontrol reconfigure` keeps a node's GRES list (22.05's read_config.c
     # carries the old node's gres_list over), only a restart reads the count from slurm.conf;
     # then slurmd, which registers with the new gres.conf

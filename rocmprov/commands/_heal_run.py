@@ -13,6 +13,7 @@ from typing import Any
 
 from rocmprov.fleet.options import FleetOptions
 from rocmprov.gate.heal import (
+    RESTORING,
     Event,
     HealPolicy,
     NodePlan,
@@ -23,6 +24,7 @@ from rocmprov.gate.heal import (
     plan_fleet,
     plan_node,
     remedy_table,
+    repeats,
 )
 from rocmprov.gate.heal_io import Slurm, StateDir, run_hook, write_metrics
 from rocmprov.gate.policy import DrainPolicy
@@ -98,9 +100,9 @@ class Healer:
             for h in sorted(drained, key=lambda h: nodes[h][0].name)
         ]
         host_of = {nodes[h][0].name: h for h in drained}
-        plans = plan_fleet(
-            plans, {p.node: journals[host_of[p.node]] for p in plans}, self.policy, now
-        )
+        # every node's journal: a node rebooted and resumed earlier in the window still counts
+        fleet = {**self.state.journals(), **{p.node: journals[host_of[p.node]] for p in plans}}
+        plans = plan_fleet(plans, fleet, self.policy, now)
         for host in nodes:
             if host not in drained:
                 self.results.append(_result(nodes[host][0].name, "left", "not drained by the gate"))
@@ -115,7 +117,8 @@ class Healer:
                     p, p.reason, p.why, attempts(journals[host], now, self.policy.window_s)
                 )
             elif p.step is Step.DEFER:
-                self._log(p.node, "deferred", why=p.why)
+                if not repeats(journals[host], "deferred", p.why):
+                    self._log(p.node, "deferred", why=p.why)
                 self._say(p.node, "deferred", p.why)
             elif p.step is Step.WAIT:
                 self._say(p.node, "waiting", p.why)
@@ -156,11 +159,7 @@ class Healer:
     ) -> None:
         left = _critical(report, self.drain)
         if report is None or report.failure or left:
-            what = (
-                ",".join(sorted({f.check for f in left}))
-                if left
-                else "the node could not be audited"
-            )
+            what = ",".join(sorted({f.check for f in left})) or "the node could not be audited"
             self._log(p.node, "failed", checks=list(p.checks), still=what, apply=applied)
             tried = attempts(self.state.journal(p.node), time.time(), self.policy.window_s)
             if tried >= self.policy.max_attempts:
@@ -199,6 +198,10 @@ class Healer:
         if self.args.dry_run:
             self._say(p.node, "escalated", f"{why}: would drain with {reason} (dry run)")
             return
+        node, _ = self.slurm.show(p.node)  # `state=drain` replaces the reason: never an admin's
+        if not (node.touchable and node.drained and node.ours):
+            self._say(p.node, "left", f"{why}, but now {node.state} ({node.reason}): left alone")
+            return
         self.slurm.drain(p.node, reason)
         event = {
             "ts": round(time.time(), 3),
@@ -229,6 +232,8 @@ class Healer:
         out = p.gpus if p.step is Step.ISOLATE else ()
         back = p.gpus if p.step is Step.RESTORE else ()
         same = self.args.slurm_host == host
+        if back:  # in service: drained while the count changes, so no job starts meanwhile
+            self.slurm.drain(p.node, RESTORING)
         try:
             node_t = self._transport(host)
             try:
@@ -253,6 +258,7 @@ class Healer:
             return
         if p.step is Step.RESTORE:
             self._log(p.node, "restored", gpus=list(back), count=count)
+            self._resume_if_ours(p.node)
             self._say(p.node, "restored", f"{', '.join(back)} back in service: gpu:{count}")
             return
         event = {
@@ -268,15 +274,18 @@ class Healer:
             res = run_hook(self.hook, event, self.args.hook_timeout)
             hook = f"rc={res.rc}" if res.rc is not None else res.error
         self._log(p.node, "isolated", gpus=list(out), checks=list(p.checks), count=count, hook=hook)
-        node, _ = self.slurm.show(p.node)
-        if node.touchable and node.drained and node.ours:
-            self.slurm.resume(p.node)
-            self._log(p.node, "resumed", gpus_left=count)
+        self._resume_if_ours(p.node, gpus_left=count)
         self._say(
             p.node,
             "isolated",
             f"{', '.join(out)} out of service ({','.join(p.checks)}), resumed with gpu:{count}",
         )
+
+    def _resume_if_ours(self, node_name: str, **detail: Any) -> None:
+        node, _ = self.slurm.show(node_name)
+        if node.touchable and node.drained and node.ours:  # not an admin's drain meanwhile
+            self.slurm.resume(node_name)
+            self._log(node_name, "resumed", **detail)
 
     def _transport(self, host: str) -> Any:
         from rocmprov.fleet.fanout import ssh_files

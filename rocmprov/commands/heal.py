@@ -65,6 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--per-partition", type=int, default=1, help="nodes of one partition in hand at once (1)"
     )
     parser.add_argument(
+        "--allow-slurmctld-restart",
+        action="store_true",
+        help="per-GPU isolation: change a node's GPU count, which restarts slurmctld "
+        "(cluster-wide); otherwise a node with one bad GPU goes to a human",
+    )
+    parser.add_argument(
         "--hook",
         default="",
         help="program run on each escalation (absolute path; event JSON on stdin)",
@@ -104,7 +110,12 @@ def _options(args: argparse.Namespace) -> tuple[Any, Any, list[str], dict]:
         raise UsageError(f"unknown format {args.format!r} (choose from table, json)")
     try:
         policy = HealPolicy(
-            args.max_attempts, args.window, args.allow_reboot, args.max_reboots, args.per_partition
+            args.max_attempts,
+            args.window,
+            args.allow_reboot,
+            args.max_reboots,
+            args.per_partition,
+            args.allow_slurmctld_restart,
         )
         drain = DrainPolicy.from_patterns(args.drain, args.no_drain)
         cli_vars = parse_extravars(args.extra_vars)

@@ -15,11 +15,13 @@ Per node (plan_node):
 | drained by the gate                      | only software findings with a remedy| fix      |
 |                                          | attempts in window >= max_attempts  | escalate |
 |                                          | the fix needs a reboot, not allowed | escalate |
+|                                          | jobs still run (DRAINING)           | wait     |
 | drained by the gate                      | none left (fixed meanwhile)         | resume   |
 
 Then plan_fleet applies the caps: at most `per_partition` nodes of one partition in hand at
-once (a fix or a resume), at most `max_reboots` reboots per window over the whole fleet; a node
-over a cap waits for a later run (`defer`). Escalation takes no slot.
+once (a fix or a resume), at most `max_reboots` reboots per window over the whole fleet, one
+isolation or put-back per run (each restarts slurmctld); a node over a cap waits for a later run
+(`defer`). Escalation takes no slot.
 """
 
 from __future__ import annotations
@@ -37,10 +39,13 @@ from rocmprov.model import Finding, HostReport, Severity
 
 ESCALATED_PREFIX = "rocmprov-heal:"  # not REASON_PREFIX: the gate leaves it alone (not ours)
 NEEDS_HUMAN = f"{ESCALATED_PREFIX} needs a human:"
+# the drain while isolated GPUs are put back (a failed put-back leaves it: the next run resumes)
+RESTORING = f"{REASON_PREFIX} gres.restore putting isolated GPUs back"
 # findings no software on the node can fix, whatever remedies.yaml says: the card, its link,
 # the kernel's GPU errors (RAS, hangs), firmware settings
 HARDWARE = ("gpu.*", "pcie.*", "dmesg.*", "boot.*", "kernel.iommu", "ssh.hostkey")
 VERIFY_LEVELS = ("audit", "smoke")
+NO_PARTITION = "(no partition)"
 
 
 class Step(Enum):
@@ -63,6 +68,9 @@ class HealPolicy:
     allow_reboot: bool = False
     max_reboots: int = 2  # reboots per window, the whole fleet together
     per_partition: int = 1  # nodes of one partition in hand at once
+    # per-GPU isolation changes a GPU count, which only a slurmctld restart takes (cluster-wide):
+    # off, a node with one bad GPU is escalated instead
+    allow_ctld_restart: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_attempts <= 100:
@@ -141,11 +149,18 @@ def attempts(journal: Iterable[Event], now: float, window_s: float) -> int:
     return count
 
 
+def repeats(journal: Sequence[Event], event: str, why: str) -> bool:
+    """The journal's newest line is this event for the same reason (a node deferred run after
+    run is written once, so its journal grows with what heal does, not with how often it runs)."""
+    return bool(journal) and journal[-1].event == event and journal[-1].detail.get("why") == why
+
+
 def isolated_now(journal: Iterable[Event]) -> tuple[str, ...]:
     """The GPUs (PCI addresses) the journal says are out of Slurm's gres now."""
     out: dict[str, None] = {}
     for e in journal:
-        gpus = [str(g).lower() for g in e.detail.get("gpus") or ()]
+        raw = e.detail.get("gpus")
+        gpus = [g.lower() for g in raw if isinstance(g, str)] if isinstance(raw, list) else []
         if e.event == "isolated":
             out.update(dict.fromkeys(gpus))
         elif e.event == "restored":
@@ -184,6 +199,12 @@ def plan_node(
         raw = _critical(report, drain, ()) if audited else []  # the isolated GPUs' own too
         back = tuple(b for b in isolated if audited and not _names(raw, b))
         if back and node.touchable and not node.drained:
+            if not policy.allow_ctld_restart:
+                return plan(
+                    Step.WAIT,
+                    "isolated GPUs pass again: a put-back restarts slurmctld "
+                    "(--allow-slurmctld-restart)",
+                )
             if node.state.upper().split("+")[0] != "IDLE":
                 return plan(Step.WAIT, "isolated GPUs pass again: put back once no job runs")
             return plan(Step.RESTORE, f"{', '.join(back)} pass again: put back", gpus=back)
@@ -191,7 +212,15 @@ def plan_node(
     named = reason_check(node.reason)
     out = _isolate(node, critical, gpus or {}, isolated) if audited else None
     if out is not None:
-        return plan(out[0], out[1], gpus=out[2], checks=tuple(sorted({f.check for f in critical})))
+        checks = tuple(sorted({f.check for f in critical}))
+        if not policy.allow_ctld_restart:
+            return plan(
+                Step.ESCALATE,
+                f"{out[1]}: isolation restarts slurmctld, not allowed (--allow-slurmctld-restart)",
+                reason=needs_human(checks[0], "bad GPU, isolation needs a slurmctld restart"),
+                checks=checks,
+            )
+        return plan(out[0], out[1], gpus=out[2], checks=checks)
     if named and is_hardware(named):
         return plan(
             Step.ESCALATE,
@@ -243,6 +272,8 @@ def plan_node(
             reason=needs_human(checks[0], "fix needs a reboot (not allowed)"),
             checks=checks,
         )
+    if node.state.upper().split("+")[0] != "IDLE":  # DRAINING: jobs run until they end
+        return plan(Step.WAIT, "jobs still run on the node: the fix waits until it is idle")
     tags = tuple(sorted({t for r in chosen for t in r.tags}))
     verify = "smoke" if any(r.verify == "smoke" for r in chosen) else "audit"
     return plan(
@@ -270,20 +301,27 @@ def plan_fleet(
         if e.event == "attempt" and e.detail.get("reboot") and now - e.ts < policy.window_s
     )
     busy: dict[str, int] = {}
+    restarted = False  # an isolation or a put-back restarts slurmctld: one per run
     out: list[NodePlan] = []
     for p in plans:
         if p.step not in (Step.FIX, Step.RESUME, Step.ISOLATE, Step.RESTORE):
             out.append(p)
             continue
-        full = [part for part in p.partitions if busy.get(part, 0) >= policy.per_partition]
+        # a node in no partition counts in one of its own kind: never uncapped
+        parts = p.partitions or (NO_PARTITION,)
+        full = [part for part in parts if busy.get(part, 0) >= policy.per_partition]
         if full:
             out.append(_defer(p, f"partition {full[0]} has {policy.per_partition} node(s) in hand"))
             continue
+        if p.step in (Step.ISOLATE, Step.RESTORE) and restarted:
+            out.append(_defer(p, "one slurmctld restart per run (a GPU count change)"))
+            continue
+        restarted = restarted or p.step in (Step.ISOLATE, Step.RESTORE)
         if p.step is Step.FIX and p.reboot and reboots >= policy.max_reboots:
             out.append(_defer(p, f"{reboots} reboot(s) in the window: the cap"))
             continue
         reboots += p.step is Step.FIX and p.reboot
-        for part in p.partitions:
+        for part in parts:
             busy[part] = busy.get(part, 0) + 1
         out.append(p)
     return out

@@ -14,7 +14,9 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +28,7 @@ from rocmprov.store.atomic import DIR_FLAGS, open_private_dir, replace_in_dir
 from rocmprov.transport.base import Transport
 
 JOURNAL_READ_MAX = 1024 * 1024  # the newest MiB of a node's journal is read
-_APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+_APPEND = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
 _NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 METRICS_FILE = "rocmprov_heal.prom"
 HOOK_TIMEOUT_S = 30.0
@@ -79,7 +81,10 @@ class StateDir:
         fd = os.open(f"{event.node}.jsonl", _APPEND, 0o600, dir_fd=self.journal_fd)
         try:
             os.fchmod(fd, 0o600)
-            os.write(fd, (line + "\n").encode("utf-8"))
+            size = os.fstat(fd).st_size
+            # a line cut short (a run killed mid-write) is ended first: it alone is lost
+            cut = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+            os.write(fd, (("\n" if cut else "") + line + "\n").encode("utf-8"))
         finally:
             os.close(fd)
 
@@ -107,6 +112,10 @@ class StateDir:
                 events.append(Event(float(doc["ts"]), node, str(doc.get("event")), detail))
         return events
 
+    def journals(self) -> dict[str, list[Event]]:
+        """Every node's journal (the fleet-wide reboot cap counts nodes back in service too)."""
+        return {n: self.journal(n) for n in self.nodes()}
+
     def nodes(self) -> list[str]:
         return sorted(
             n.removesuffix(".jsonl")
@@ -131,30 +140,72 @@ class HookResult:
 
 def run_hook(argv: Sequence[str], event: Mapping[str, Any], timeout: float) -> HookResult:
     """The site's hook: argv as given (no shell), the event as one JSON document on stdin and
-    ROCMPROV_HEAL_NODE / ROCMPROV_HEAL_EVENT in its environment (nothing secret on a command
-    line: a ticket token stays in the hook's own configuration); killed after `timeout`."""
-    env = {
-        **os.environ,
-        "ROCMPROV_HEAL_NODE": str(event.get("node", "")),
-        "ROCMPROV_HEAL_EVENT": str(event.get("event", "")),
-    }
+    ROCMPROV_HEAL_NODE / ROCMPROV_HEAL_EVENT in a small environment of its own (PATH, HOME,
+    locale, proxies; nothing else of ours, which may hold a vault password or a token; nothing
+    secret on a command line either: a ticket token stays in the hook's own configuration).
+    Its stdout is discarded, the first HOOK_OUTPUT_MAX bytes of stderr kept (the rest read and
+    dropped); after `timeout` it is killed with every process it started (its own session)."""
+    env = {k: v for k, v in os.environ.items() if k in _HOOK_ENV or k.startswith("LC_")}
+    env["ROCMPROV_HEAL_NODE"] = str(event.get("node", ""))
+    env["ROCMPROV_HEAL_EVENT"] = str(event.get("event", ""))
     try:
-        done = subprocess.run(
+        proc = subprocess.Popen(
             list(argv),
-            input=json.dumps(dict(event), sort_keys=True),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
             env=env,
-            check=False,
             start_new_session=True,
         )
-    except subprocess.TimeoutExpired:
-        return HookResult(None, f"timed out after {timeout:g}s")
     except OSError as exc:
         return HookResult(None, clean(f"{argv[0]}: {exc.strerror or exc}", 160))
-    err = clean(done.stderr or "", 160) if done.returncode else ""
-    return HookResult(done.returncode, err)
+    kept = bytearray()
+    reader = threading.Thread(target=_drain, args=(proc.stderr, kept), daemon=True)
+    reader.start()
+    with contextlib.suppress(OSError):  # a hook that does not read its stdin
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(dict(event), sort_keys=True).encode("utf-8"))
+        proc.stdin.close()
+    try:
+        rc: int | None = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        rc = None
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    reader.join(5)  # a child still holding stderr: left to the daemon thread
+    if rc is None:
+        return HookResult(None, f"timed out after {timeout:g}s")
+    err = clean(bytes(kept).decode("utf-8", "replace"), 160) if rc else ""
+    return HookResult(rc, err)
+
+
+_HOOK_ENV = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "LANG",
+        "TZ",
+        "TMPDIR",
+        "http_proxy",
+        "https_proxy",
+        "no_proxy",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+    }
+)
+HOOK_OUTPUT_MAX = 4096
+
+
+def _drain(stream: Any, kept: bytearray) -> None:
+    """Read `stream` to its end, keeping its first HOOK_OUTPUT_MAX bytes."""
+    with contextlib.suppress(OSError, ValueError):
+        while chunk := stream.read1(65536):
+            if len(kept) < HOOK_OUTPUT_MAX:
+                kept.extend(chunk[: HOOK_OUTPUT_MAX - len(kept)])
 
 
 # --- Prometheus textfile -------------------------------------------------------------------
