@@ -13,7 +13,16 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from rocmprov.checks.base import CRITICAL, OK, UNKNOWN, WARNING, gpu_absence, skipped, stray_note
+from rocmprov.checks.base import (
+    CRITICAL,
+    OK,
+    UNKNOWN,
+    WARNING,
+    gpu_absence,
+    no_amd_gpu,
+    skipped,
+    stray_note,
+)
 from rocmprov.checks.policy import Policy
 from rocmprov.facts.host import HostFacts
 from rocmprov.knowledge.expected import ansible_facts_for, distro_packages
@@ -266,7 +275,7 @@ def check_packages(facts: HostFacts, policy: Policy) -> list[Finding]:
     if not source:
         why = "none installed, no AMD source configured"
         why += stray_note(facts.rocm_stray)
-        if not facts.amd_gpus:
+        if no_amd_gpu(facts):
             return [skipped("rocm.packages", f"{gpu_absence(facts)}: {why}")]
         return [Finding("rocm.packages", OK, f"no ROCm packages expected here ({why})")]
     wanted, release = _wanted(facts, policy, source)
