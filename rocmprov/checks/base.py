@@ -59,6 +59,18 @@ def no_amd_gpu(facts: HostFacts) -> bool:
     return not facts.amd_gpus and not gpu_elsewhere(facts)
 
 
+def unpackaged(facts: HostFacts) -> str:
+    """'tarball at /opt/rocm-10.1.0; pip in /opt/ml/.venv' when every AMD ROCm install seen is
+    a TheRock tarball or pip wheels (no package, no install step, no ld.so.conf entry: TheRock
+    RELEASES.md), else "" (a package install, a version file of one, or nothing)."""
+    from rocmprov.parse.rocm import PIP, TARBALL
+
+    amd = [i for i in facts.rocm_installs or () if i.stream != "distro"]
+    if not amd or any(i.layout not in (TARBALL, PIP) for i in amd):
+        return ""
+    return "; ".join(i.where for i in amd)
+
+
 def gpu_absence(facts: HostFacts) -> str:
     """NO_AMD_GPU when the PCI probes said so, else why nobody knows."""
     if facts.pci is not None:
