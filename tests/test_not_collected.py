@@ -100,3 +100,26 @@ def test_a_gpu_rocminfo_saw_is_not_unknown_when_only_pci_failed() -> None:
     assert all("unknown" not in f.summary for f in report.findings if "AMD GPU is" in f.summary)
     assert by["pcie.bar"].severity is Severity.UNKNOWN
     assert by["gpu.count"].severity is Severity.UNKNOWN
+
+
+def test_kernel_log_a_user_cannot_read_is_not_a_clean_log() -> None:
+    """The real dmesg probe run as an unprivileged user (nobody: not root, not in adm, wheel or
+    systemd-journal; here kernel.dmesg_restrict=1): dmesg is refused and `journalctl -k -q`
+    reads only the user's own journal, printing nothing with exit 0, which read as 'no error in
+    the kernel log'. The probe must either print kernel lines or fail, saying why."""
+    import os
+    import subprocess
+
+    from rocmprov.collect.probes import build_probes
+
+    (probe,) = [p for p in build_probes() if p.id == "dmesg"]
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    argv = [*as_nobody, "bash", "-c", probe.command] if os.geteuid() == 0 else ["bash", "-c",
+                                                                                probe.command]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd="/")
+    out = _out("dmesg", proc.returncode, stdout=proc.stdout, stderr=proc.stderr)
+    assert proc.stdout.strip() or proc.returncode != 0
+    if not proc.stdout.strip():
+        report = audit_bundle(Bundle(host="h", outputs={"dmesg": out}), Policy())
+        (f,) = [f for f in report.findings if f.check == "dmesg"]
+        assert f.severity is Severity.UNKNOWN and "permission denied" in f.summary

@@ -166,6 +166,16 @@ _PACKAGES = (
     "rpm -qa --qf '%{NAME} %{VERSION}-%{RELEASE} ii\\n'; else exit 127; fi"
 )
 
+# dmesg, else the journal's kernel lines of this boot. A user the kernel (dmesg_restrict) and the
+# journal (not in adm, wheel, systemd-journal) both refuse gets exit 0 and nothing from
+# `journalctl -q`: that is not a clean kernel log, so no line at all fails, saying why.
+_DMESG = (
+    "dmesg --facility=kern 2>/dev/null || journalctl -k -b --no-pager -q | awk '{ print } "
+    'END { if (NR == 0) { print "dmesg refused and journalctl -k printed no kernel line '
+    '(permission denied to this user, or no kernel messages in the journal)" > "/dev/stderr"; '
+    "exit 1 } }'"
+)
+
 _TORCH = r"""
 import json, sys
 out = {"python": sys.version.split()[0], "executable": sys.executable, "prefix": sys.prefix}
@@ -326,7 +336,7 @@ def build_probes(
         Probe(
             "dmesg",
             "kernel log: the kernel's own lines (dmesg --facility=kern, or journalctl -k)",
-            "dmesg --facility=kern 2>/dev/null || journalctl -k -b --no-pager -q",
+            _DMESG,
             needs_root=True,
         ),
         Probe("dkms", "DKMS module build state", _need_tool("dkms", "dkms status")),
