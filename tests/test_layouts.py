@@ -199,3 +199,27 @@ def test_tarball_and_pip_hosts_are_not_missing_packages_or_prerequisites(tmp_pat
     asked = audit_bundle(bundle, Policy.from_vars({"rocmprov_rocm_version": "7.2.1"}))
     (pkgs,) = [f for f in asked.findings if f.check == "rocm.packages"]
     assert pkgs.severity is Severity.CRITICAL
+
+
+def test_venv_scan_is_its_own_probe_so_a_hung_home_cannot_hide_the_release() -> None:
+    """The venv places include /home/*: on a cluster node /home is NFS, and a stale mount
+    blocks a glob until the probe times out. The release's version files are read by a probe
+    that never walks /home; the venv scan is its own probe (full profile, short timeout), and
+    its timeout leaves the system install found."""
+    probes = {p.id: p for p in build_probes()}
+    assert "/home/" not in probes["rocm-installs"].command
+    venvs = probes["rocm-venvs"]
+    assert "/home/*/.venv" in venvs.command and venvs.profile == "full"
+    assert venvs.timeout <= 15
+    records = "/opt/rocm-10.1.0/.info/version\t10.1.0\nkpack /opt/rocm-10.1.0\n"
+    installs = ProbeOutput(id="rocm-installs", command="x", rc=0, stdout=records)
+    hung = ProbeOutput(id="rocm-venvs", command="x", rc=124, stdout="", duration=15.0)
+    facts = build_facts(Bundle(host="h", outputs={"rocm-installs": installs, "rocm-venvs": hung}))
+    assert [(i.version, i.layout) for i in facts.rocm_installs or ()] == [("10.1.0", TARBALL)]
+    dist = "/opt/ml/.venv/lib/python3.12/site-packages/rocm_sdk_core-7.15.0a20260630.dist-info"
+    found = ProbeOutput(id="rocm-venvs", command="x", rc=0, stdout=f"rocmsdk {dist}\n")
+    facts = build_facts(Bundle(host="h", outputs={"rocm-installs": installs, "rocm-venvs": found}))
+    assert [i.where for i in facts.rocm_installs or ()] == [
+        "tarball at /opt/rocm-10.1.0",
+        "pip in /opt/ml/.venv",
+    ]
