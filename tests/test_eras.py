@@ -180,3 +180,14 @@ def test_dmesg_wall_clock_prefix() -> None:
 def test_ip_block_init_failure_names_the_block() -> None:
     log = parse_dmesg(_text("dmesg", "vega-psp-hw-init-failed-mmhub-vmc-page-fault-excerpt.txt"))
     assert [e.detail for e in log.with_tag("ip_init_failed")] == ["psp"]
+
+
+def test_bad_pages_text_hostile_long_line_is_linear() -> None:
+    """A value line padded with 256 KiB of blanks (the probe's byte cap) is read in linear time
+    (no lazy group before a trailing-blank anchor) and, longer than any line amd-smi prints, is
+    not read as a value; the next GPU of the same (captured, MI300X blog) text still is."""
+    none = _text("ras-views", "amd-smi-bad-pages-text-none-mi300x-blog-excerpt.txt")
+    pad = " " * 262144
+    hostile = "GPU: 7\n    RETIRED: x" + pad + "y\n    PENDING: x" + pad + "y\n"
+    got = parse_amd_smi_bad_pages(hostile + none)
+    assert [p.index for p in got] == [p.index for p in parse_amd_smi_bad_pages(none)]

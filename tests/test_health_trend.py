@@ -46,8 +46,11 @@ def _trend(metric: str, before: dict, static: str = STATIC):
 
 def test_serial_is_read_as_printed() -> None:
     (g,) = parse_health(STATIC)
-    assert g.serial == load(HEALTH / "static-text-asic-serial-bus-mi300x-blog-excerpt.txt")\
-        .expect["serial"] == SERIAL
+    assert (
+        g.serial
+        == load(HEALTH / "static-text-asic-serial-bus-mi300x-blog-excerpt.txt").expect["serial"]
+        == SERIAL
+    )
     assert ecc_counts(_facts(_metric(ce=3))) == {SERIAL: {"ce": 3, "ue": 0, "de": 0}}
 
 
@@ -129,3 +132,23 @@ def test_save_after_audit_keeps_counts(tmp_path: Path, monkeypatch) -> None:
     bundle = Bundle(host="h", outputs=outs)
     _save_ecc_counts(audit_bundle(bundle), bundle, {})
     assert load_ras_counts() == {SERIAL: {"ce": 7, "ue": 0, "de": 0}}
+
+
+def test_a_count_one_run_did_not_report_is_not_a_rise_or_a_reset() -> None:
+    """amd-smi before deferred counts existed prints no TOTAL_DEFERRED_COUNT line (the fixture
+    with that line taken out): the deferred count is unknown, not 0. After an upgrade the same
+    GPU's standing deferred count is not '+N deferred since the last run'; and a run that
+    could not read a count does not make it look reset, nor store 0 as the next baseline."""
+    no_de = _metric(ce=5).replace("TOTAL_DEFERRED_COUNT: 0\n", "")
+    assert ecc_counts(_facts(no_de)) == {SERIAL: {"ce": 5, "ue": 0}}
+    upgraded = _metric(ce=5).replace("TOTAL_DEFERRED_COUNT: 0", "TOTAL_DEFERRED_COUNT: 2")
+    f = _trend(upgraded, ecc_counts(_facts(no_de)))
+    assert f.severity is Severity.OK and "deferred" not in f.actual
+    was = {SERIAL: {"ce": 5, "ue": 0, "de": 2}}
+    f = _trend(no_de, was)
+    assert f.severity is Severity.OK and "reset" not in f.summary
+
+
+def test_state_keeps_a_count_that_was_not_reported(tmp_path: Path) -> None:
+    save_ras_counts({SERIAL: {"ce": 5, "ue": 0}}, {SERIAL: {"ce": 1, "ue": 0, "de": 2}}, tmp_path)
+    assert load_ras_counts(tmp_path) == {SERIAL: {"ce": 5, "ue": 0, "de": 2}}

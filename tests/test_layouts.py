@@ -26,6 +26,7 @@ from rocmprov.checks.policy import Policy
 from rocmprov.collect.bundle import Bundle, ProbeOutput
 from rocmprov.collect.probes import _ROCM_INSTALLS, build_probes
 from rocmprov.facts.host import build_facts
+from rocmprov.model import Severity
 from rocmprov.parse.rocm import (
     PIP,
     TARBALL,
@@ -162,4 +163,63 @@ def test_opt_rocm_10_1_0_tarball_from_the_probe_text() -> None:
     assert [i.label + " (" + i.where + ")" for i in got] == [
         "AMD ROCm Core SDK (TheRock) 10.1.0 (tarball at /opt/rocm-10.1.0)",
         f"ROCm SDK wheels (TheRock, pip) {WHEEL} (pip in /home/alice/.venv)",
+    ]
+
+
+def _on_real_ubuntu(bundle: Bundle) -> Bundle:
+    """The layouts' probes on top of a real Ubuntu 24.04 host's collected outputs (this
+    project's H200 bundle: its dpkg list holds no AMD ROCm package and no ld.so.conf entry)."""
+    from rocmprov.collect.bundle import read_bundle
+
+    real = read_bundle(Path(__file__).parent / "data" / "h200-vm-bundle-2026-12-01.tar.gz")
+    keep = ("os-release", "uname", "packages", "apt-rocm")
+    outputs = {k: v for k, v in real.outputs.items() if k in keep}
+    return Bundle(host="h", outputs={**outputs, **bundle.outputs})
+
+
+def test_tarball_and_pip_hosts_are_not_missing_packages_or_prerequisites(tmp_path: Path) -> None:
+    """A TheRock tarball (no install step: RELEASES.md) and TheRock's pip wheels install no
+    package and no ld.so.conf entry: neither is missing. Packages are still asked for when the
+    inventory asks for a release to be installed."""
+    bundle = _on_real_ubuntu(_done_when_bundle(tmp_path)[0])
+    report = audit_bundle(bundle, Policy())
+    by = {f.check: f for f in report.findings}
+    assert by["rocm.packages"].severity is Severity.OK, by["rocm.packages"].summary
+    assert "tarball" in by["rocm.packages"].summary
+    assert by["rocm.prerequisites"].severity is Severity.SKIPPED
+    venv = _venv(tmp_path / "pip-only")
+    torch = _run(_probe("torch", python=str(venv / "bin" / "python")))
+    installs = ProbeOutput(id="rocm-installs", command="x", rc=0, stdout="")
+    pip_only = _on_real_ubuntu(
+        Bundle(host="h", outputs={"rocm-installs": installs, "torch": torch})
+    )
+    by = {f.check: f for f in audit_bundle(pip_only, Policy()).findings}
+    assert by["rocm.packages"].severity in (Severity.OK, Severity.SKIPPED)
+    assert by["rocm.prerequisites"].severity is Severity.SKIPPED
+    asked = audit_bundle(bundle, Policy.from_vars({"rocmprov_rocm_version": "7.2.1"}))
+    (pkgs,) = [f for f in asked.findings if f.check == "rocm.packages"]
+    assert pkgs.severity is Severity.CRITICAL
+
+
+def test_venv_scan_is_its_own_probe_so_a_hung_home_cannot_hide_the_release() -> None:
+    """The venv places include /home/*: on a cluster node /home is NFS, and a stale mount
+    blocks a glob until the probe times out. The release's version files are read by a probe
+    that never walks /home; the venv scan is its own probe (full profile, short timeout), and
+    its timeout leaves the system install found."""
+    probes = {p.id: p for p in build_probes()}
+    assert "/home/" not in probes["rocm-installs"].command
+    venvs = probes["rocm-venvs"]
+    assert "/home/*/.venv" in venvs.command and venvs.profile == "full"
+    assert venvs.timeout <= 15
+    records = "/opt/rocm-10.1.0/.info/version\t10.1.0\nkpack /opt/rocm-10.1.0\n"
+    installs = ProbeOutput(id="rocm-installs", command="x", rc=0, stdout=records)
+    hung = ProbeOutput(id="rocm-venvs", command="x", rc=124, stdout="", duration=15.0)
+    facts = build_facts(Bundle(host="h", outputs={"rocm-installs": installs, "rocm-venvs": hung}))
+    assert [(i.version, i.layout) for i in facts.rocm_installs or ()] == [("10.1.0", TARBALL)]
+    dist = "/opt/ml/.venv/lib/python3.12/site-packages/rocm_sdk_core-7.15.0a20260630.dist-info"
+    found = ProbeOutput(id="rocm-venvs", command="x", rc=0, stdout=f"rocmsdk {dist}\n")
+    facts = build_facts(Bundle(host="h", outputs={"rocm-installs": installs, "rocm-venvs": found}))
+    assert [i.where for i in facts.rocm_installs or ()] == [
+        "tarball at /opt/rocm-10.1.0",
+        "pip in /opt/ml/.venv",
     ]

@@ -80,3 +80,45 @@ def test_health_reads_amd_smi_when_only_the_pci_probes_failed() -> None:
     report = audit_bundle(Bundle(host="h", outputs=outs), Policy())
     ecc = [f for f in report.findings if f.check == "gpu.ecc.uncorrectable"]
     assert [f.severity for f in ecc] == [Severity.OK]  # amd-smi spoke for its GPU
+
+
+def test_a_gpu_rocminfo_saw_is_not_unknown_when_only_pci_failed() -> None:
+    """The PCI probes gave nothing, but rocminfo (a real capture: one MI300X VF, gfx942) lists
+    a GPU agent: the checks that do not need PCI go on, and no finding says whether there is an
+    AMD GPU is unknown. The PCI-only checks (count by PCI, link, BAR) stay 'not collected'."""
+    from tests.fixtureload import FIXTURES, load
+
+    rocminfo = load(FIXTURES / "rocminfo" / "gfx942-mi300x-vf-rocm6.4-vm.txt").text
+    outs = dict(_bundle().outputs)
+    outs["rocminfo"] = _out("rocminfo", 0, stdout=rocminfo)
+    outs["lsmod"] = _out("lsmod", 0, stdout="Module Size Used by\namdgpu 12345 0\n")
+    report = audit_bundle(Bundle(host="h", outputs=outs), Policy())
+    by = {f.check: f for f in report.findings}
+    assert by["gpu.gfx"].severity is not Severity.UNKNOWN
+    assert "gfx942" in by["gpu.gfx"].summary
+    assert by["driver.amdgpu"].severity is Severity.OK
+    assert all("unknown" not in f.summary for f in report.findings if "AMD GPU is" in f.summary)
+    assert by["pcie.bar"].severity is Severity.UNKNOWN
+    assert by["gpu.count"].severity is Severity.UNKNOWN
+
+
+def test_kernel_log_a_user_cannot_read_is_not_a_clean_log() -> None:
+    """The real dmesg probe run as an unprivileged user (nobody: not root, not in adm, wheel or
+    systemd-journal; here kernel.dmesg_restrict=1): dmesg is refused and `journalctl -k -q`
+    reads only the user's own journal, printing nothing with exit 0, which read as 'no error in
+    the kernel log'. The probe must either print kernel lines or fail, saying why."""
+    import os
+    import subprocess
+
+    from rocmprov.collect.probes import build_probes
+
+    (probe,) = [p for p in build_probes() if p.id == "dmesg"]
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    argv = [*(as_nobody if os.geteuid() == 0 else []), "bash", "-c", probe.command]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd="/")
+    out = _out("dmesg", proc.returncode, stdout=proc.stdout, stderr=proc.stderr)
+    assert proc.stdout.strip() or proc.returncode != 0
+    if not proc.stdout.strip():
+        report = audit_bundle(Bundle(host="h", outputs={"dmesg": out}), Policy())
+        (f,) = [f for f in report.findings if f.check == "dmesg"]
+        assert f.severity is Severity.UNKNOWN and "permission denied" in f.summary

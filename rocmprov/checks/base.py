@@ -44,6 +44,33 @@ def not_collected(
     return [Finding(c, UNKNOWN, why, actual="not collected") for c in checks]
 
 
+def gpu_elsewhere(facts: HostFacts) -> str:
+    """When the PCI probes gave nothing: the probe that still saw an AMD GPU (rocminfo's GPU
+    agents, amd-smi/rocm-smi's GPU list), else ""."""
+    if facts.pci is not None:
+        return ""
+    if facts.rocminfo is not None and facts.rocminfo.gpus:
+        return "rocminfo"
+    return "amd-smi" if facts.smi_gpus else ""
+
+
+def no_amd_gpu(facts: HostFacts) -> bool:
+    """No AMD GPU known: the PCI probes found none, or gave nothing and no other probe saw one."""
+    return not facts.amd_gpus and not gpu_elsewhere(facts)
+
+
+def unpackaged(facts: HostFacts) -> str:
+    """'tarball at /opt/rocm-10.1.0; pip in /opt/ml/.venv' when every AMD ROCm install seen is
+    a TheRock tarball or pip wheels (no package, no install step, no ld.so.conf entry: TheRock
+    RELEASES.md), else "" (a package install, a version file of one, or nothing)."""
+    from rocmprov.parse.rocm import PIP, TARBALL
+
+    amd = [i for i in facts.rocm_installs or () if i.stream != "distro"]
+    if not amd or any(i.layout not in (TARBALL, PIP) for i in amd):
+        return ""
+    return "; ".join(i.where for i in amd)
+
+
 def gpu_absence(facts: HostFacts) -> str:
     """NO_AMD_GPU when the PCI probes said so, else why nobody knows."""
     if facts.pci is not None:
@@ -51,10 +78,13 @@ def gpu_absence(facts: HostFacts) -> str:
     return f"whether there is an AMD GPU is unknown ({facts.not_collected(*PCI_PROBES)})"
 
 
-def gpu_scope(facts: HostFacts, *checks: str) -> list[Finding] | None:
+def gpu_scope(facts: HostFacts, *checks: str, pci: bool = False) -> list[Finding] | None:
     """For a check about the AMD GPUs: UNKNOWN (the PCI probes gave nothing, so nobody knows
-    whether there is one), SKIPPED (the host has none), or None (go on)."""
+    whether there is one), SKIPPED (the host has none), or None (go on). A check that does not
+    need the PCI devices (`pci=False`) goes on when another probe saw an AMD GPU."""
     if facts.pci is None:
+        if not pci and gpu_elsewhere(facts):
+            return None
         return not_collected(facts, checks, PCI_PROBES)
     if not facts.amd_gpus:
         return [skipped(c) for c in checks]

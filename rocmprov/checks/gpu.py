@@ -69,7 +69,7 @@ def check_present(facts: HostFacts, policy: Policy) -> list[Finding]:
 
 
 def check_count(facts: HostFacts, policy: Policy) -> list[Finding]:
-    if (scope := gpu_scope(facts, "gpu.count")) is not None:
+    if (scope := gpu_scope(facts, "gpu.count", pci=True)) is not None:
         return scope
     counts = {"pci": len(facts.amd_gpus)}
     if facts.rocminfo is not None and facts.rocminfo.agents:

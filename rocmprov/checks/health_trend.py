@@ -19,7 +19,7 @@ from rocmprov.checks.health import _gpus, _totals, thresholds
 from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding
 
-Counts = dict[str, int]  # {"ce": n, "ue": n, "de": n}
+Counts = dict[str, int]  # {"ce": n, "ue": n, "de": n}, only the counts the tool printed
 
 
 def ecc_counts(facts: HostFacts) -> dict[str, Counts]:
@@ -28,7 +28,8 @@ def ecc_counts(facts: HostFacts) -> dict[str, Counts]:
     for g in _gpus(facts):
         ue, ce, de = _totals(g)
         if g.serial and (ue is not None or ce is not None):
-            out[g.serial] = {"ce": ce or 0, "ue": ue or 0, "de": de or 0}
+            # a count the tool did not print is unknown, not 0 (no rise, no reset, no baseline)
+            out[g.serial] = {k: v for k, v in (("ce", ce), ("ue", ue), ("de", de)) if v is not None}
     return out
 
 
@@ -41,7 +42,10 @@ def check_ecc_trend(facts: HostFacts, before: Mapping[str, Mapping[str, int]]) -
         was = before.get(serial)
         if not isinstance(was, Mapping):
             continue
-        rise = {k: now[k] - int(was.get(k, 0)) for k in ("ce", "ue", "de")}
+        keys = [k for k in ("ce", "ue", "de") if k in now and isinstance(was.get(k), int)]
+        if not keys:
+            continue
+        rise = {k: now[k] - int(was[k]) if k in keys else 0 for k in ("ce", "ue", "de")}
         subject = f"gpu{index[serial]} ({serial})"
         if any(v < 0 for v in rise.values()):
             out.append(Finding("gpu.ecc.rising", OK, f"GPU {index[serial]}: counts reset "
@@ -53,7 +57,8 @@ def check_ecc_trend(facts: HostFacts, before: Mapping[str, Mapping[str, int]]) -
             sev = WARNING
         else:
             sev = OK
-        actual = f"+{rise['ce']} correctable, +{rise['ue']} uncorrectable, +{rise['de']} deferred"
+        names = {"ce": "correctable", "ue": "uncorrectable", "de": "deferred"}
+        actual = ", ".join(f"+{rise[k]} {names[k]}" for k in keys)
         out.append(
             Finding(
                 "gpu.ecc.rising",

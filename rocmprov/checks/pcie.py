@@ -38,7 +38,7 @@ LINK_IDS = ("pcie.link.width", "pcie.link.speed")  # every link finding has one 
 
 
 def check_link(facts: HostFacts, policy: Policy) -> list[Finding]:
-    if (scope := gpu_scope(facts, *LINK_IDS)) is not None:
+    if (scope := gpu_scope(facts, *LINK_IDS, pci=True)) is not None:
         return scope
     return [f for gpu in facts.amd_gpus for f in _link(facts, gpu, policy)]
 
@@ -159,7 +159,7 @@ def _speed(
 
 
 def check_bar(facts: HostFacts, policy: Policy) -> list[Finding]:
-    if (scope := gpu_scope(facts, "pcie.bar")) is not None:
+    if (scope := gpu_scope(facts, "pcie.bar", pci=True)) is not None:
         return scope
     smi = [g for g in facts.smi_gpus or () if g.vram_total_bytes]
     vram = {_bdf(g.bdf): g.vram_total_bytes for g in smi if g.bdf}

@@ -13,7 +13,17 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from rocmprov.checks.base import CRITICAL, OK, UNKNOWN, WARNING, gpu_absence, skipped, stray_note
+from rocmprov.checks.base import (
+    CRITICAL,
+    OK,
+    UNKNOWN,
+    WARNING,
+    gpu_absence,
+    no_amd_gpu,
+    skipped,
+    stray_note,
+    unpackaged,
+)
 from rocmprov.checks.policy import Policy
 from rocmprov.facts.host import HostFacts
 from rocmprov.knowledge.expected import ansible_facts_for, distro_packages
@@ -263,10 +273,13 @@ def check_packages(facts: HostFacts, policy: Policy) -> list[Finding]:
         why = facts.not_collected("packages")
         return [Finding("rocm.packages", UNKNOWN, f"installed packages not collected: {why}")]
     source = policy.repo_source or _infer_source(facts)
+    requested = policy.rocm_version or policy.repo_source or policy.packages_amd
+    if (bare := unpackaged(facts)) and not requested:
+        return [Finding("rocm.packages", OK, f"no ROCm packages expected: ROCm from {bare}")]
     if not source:
         why = "none installed, no AMD source configured"
         why += stray_note(facts.rocm_stray)
-        if not facts.amd_gpus:
+        if no_amd_gpu(facts):
             return [skipped("rocm.packages", f"{gpu_absence(facts)}: {why}")]
         return [Finding("rocm.packages", OK, f"no ROCm packages expected here ({why})")]
     wanted, release = _wanted(facts, policy, source)
@@ -369,6 +382,8 @@ def check_prerequisites(facts: HostFacts, policy: Policy) -> list[Finding]:
     installs = [i for i in facts.rocm_installs or () if i.stream != "distro"]
     if not installs:
         return [skipped("rocm.prerequisites", "no AMD ROCm installed")]
+    if bare := unpackaged(facts):  # AMD's package prerequisites: a tarball or wheels need none
+        return [skipped("rocm.prerequisites", f"ROCm from {bare}: no package prerequisites")]
     if facts.packages is None or facts.os is None:
         return [Finding("rocm.prerequisites", UNKNOWN, "installed packages not collected")]
     if facts.os.id not in _APT_OSES:

@@ -9,6 +9,7 @@ from rocmprov.checks.base import (
     UNKNOWN,
     WARNING,
     gpu_absence,
+    no_amd_gpu,
     skipped,
     stray_note,
 )
@@ -31,7 +32,7 @@ def check_rocm(facts: HostFacts, policy: Policy) -> list[Finding]:
     target = policy.target(facts.rocm_version)
     stray = stray_note(facts.rocm_stray)
     if not installs:
-        if not facts.amd_gpus and not policy.rocm_version:
+        if no_amd_gpu(facts) and not policy.rocm_version:
             why = f"{gpu_absence(facts)} and no ROCm installed{stray}"
             return [skipped("rocm.installed", why)]
         return [

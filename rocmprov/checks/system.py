@@ -9,6 +9,7 @@ from rocmprov.checks.base import (
     from_verdict,
     gpu_absence,
     gpu_scope,
+    no_amd_gpu,
     skipped,
 )
 from rocmprov.checks.policy import Policy
@@ -28,7 +29,7 @@ def check_os(facts: HostFacts, policy: Policy) -> list[Finding]:
     if facts.os is None:
         return [Finding("os.supported", UNKNOWN, "os-release not collected")]
     os_name = f"{facts.os.id} {facts.os.version_id}".strip()
-    if not facts.amd_gpus and not facts.rocm_version and not policy.rocm_version:
+    if no_amd_gpu(facts) and not facts.rocm_version and not policy.rocm_version:
         why = f"{gpu_absence(facts)} and no ROCm installed or targeted"
         return [skipped("os.supported", why), skipped("os.kernel", why)]
     rocm = target_rocm(facts, policy)
@@ -75,7 +76,7 @@ def check_iommu(facts: HostFacts, policy: Policy) -> list[Finding]:
 
 
 def check_numa(facts: HostFacts, policy: Policy) -> list[Finding]:
-    if not facts.amd_gpus:
+    if no_amd_gpu(facts):
         return [skipped("kernel.numa_balancing", gpu_absence(facts))]
     if facts.numa_balancing is None:
         why = facts.not_collected("numa-balancing")

@@ -122,18 +122,23 @@ _ROCM_INSTALLS = (
     '[ -d "$p/.kpack" ] && echo "kpack $p"; '
     "done; "
     'for d in /opt/rocm/core-*; do [ -d "$d" ] && echo "$d"; done; '
-    # TheRock's pip wheels (rocm-sdk-core) in the virtual environments people usually make
-    "for m in /home/*/.venv /home/*/venv /home/*/*/.venv /home/*/*/venv /root/.venv /root/venv "
-    "/opt/venv /opt/*/.venv /opt/*/venv /srv/*/.venv /srv/*/venv "
-    # conda environments: the base and envs/* of the usual installs
-    "/opt/conda /opt/conda/envs/* /home/*/miniconda3/envs/* /home/*/anaconda3/envs/* "
-    "/home/*/miniforge3/envs/*; do "
-    'for i in "$m"/lib/python3*/site-packages/rocm_sdk_core-*.dist-info; do '
-    '[ -d "$i" ] && echo "rocmsdk $i"; done; done 2>/dev/null | head -n 200; '
     # AMD's post-install step: the dynamic linker's entry for the prefix's lib directories.
     "for f in /etc/ld.so.conf.d/*.conf; do "
     '[ -f "$f" ] && while read -r l; do case "$l" in */rocm*) echo "ldconf $f $l";; esac; '
     'done < "$f"; done; exit 0'
+)
+
+# TheRock's pip wheels (rocm-sdk-core) in the virtual environments people usually make, and
+# conda environments (the base and envs/* of the usual installs). Its own probe, with a short
+# timeout: /home is often NFS, and a stale mount blocks the glob; the release's version files
+# (rocm-installs) must not wait on it.
+_ROCM_VENVS = (
+    "for m in /home/*/.venv /home/*/venv /home/*/*/.venv /home/*/*/venv /root/.venv /root/venv "
+    "/opt/venv /opt/*/.venv /opt/*/venv /srv/*/.venv /srv/*/venv "
+    "/opt/conda /opt/conda/envs/* /home/*/miniconda3/envs/* /home/*/anaconda3/envs/* "
+    "/home/*/miniforge3/envs/*; do "
+    'for i in "$m"/lib/python3*/site-packages/rocm_sdk_core-*.dist-info; do '
+    '[ -d "$i" ] && echo "rocmsdk $i"; done; done 2>/dev/null | head -n 200; exit 0'
 )
 
 # BIOS and system model: /sys/class/dmi/id needs no root (dmidecode does); each value is cut to
@@ -164,6 +169,16 @@ _PACKAGES = (
     "dpkg-query -W -f='${Package} ${Version} ${db:Status-Abbrev}\\n' 2>/dev/null; "
     "elif command -v rpm >/dev/null 2>&1; then "
     "rpm -qa --qf '%{NAME} %{VERSION}-%{RELEASE} ii\\n'; else exit 127; fi"
+)
+
+# dmesg, else the journal's kernel lines of this boot. A user the kernel (dmesg_restrict) and the
+# journal (not in adm, wheel, systemd-journal) both refuse gets exit 0 and nothing from
+# `journalctl -q`: that is not a clean kernel log, so no line at all fails, saying why.
+_DMESG = (
+    "dmesg --facility=kern 2>/dev/null || journalctl -k -b --no-pager -q | awk '{ print } "
+    'END { if (NR == 0) { print "dmesg refused and journalctl -k printed no kernel line '
+    '(permission denied to this user, or no kernel messages in the journal)" > "/dev/stderr"; '
+    "exit 1 } }'"
 )
 
 _TORCH = r"""
@@ -252,6 +267,13 @@ def build_probes(
         Probe("rocm-version", "installed ROCm release", _read_file("/opt/rocm/.info/version")),
         Probe("rocm-installs", "ROCm version records of both AMD streams", _ROCM_INSTALLS),
         Probe(
+            "rocm-venvs",
+            "TheRock's rocm-sdk wheels in the usual virtual and conda environments",
+            _ROCM_VENVS,
+            timeout=15,
+            profile="full",
+        ),
+        Probe(
             "rocminfo",
             "HSA agents (gfx targets)",
             _need_tool("rocminfo", "rocminfo"),
@@ -326,7 +348,7 @@ def build_probes(
         Probe(
             "dmesg",
             "kernel log: the kernel's own lines (dmesg --facility=kern, or journalctl -k)",
-            "dmesg --facility=kern 2>/dev/null || journalctl -k -b --no-pager -q",
+            _DMESG,
             needs_root=True,
         ),
         Probe("dkms", "DKMS module build state", _need_tool("dkms", "dkms status")),

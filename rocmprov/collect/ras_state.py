@@ -32,11 +32,14 @@ def _clean(data: object) -> dict[str, dict[str, int]]:
     for serial, counts in list(data.items())[:_MAX_GPUS]:
         if not (isinstance(serial, str) and _SERIAL.fullmatch(serial)):
             continue
-        if isinstance(counts, Mapping) and all(
-            isinstance(counts.get(k), int) and not isinstance(counts.get(k), bool)
-            and 0 <= counts[k] < 2**63 for k in _KEYS
-        ):  # fmt: skip
-            out[serial] = {k: int(counts[k]) for k in _KEYS}
+        if not isinstance(counts, Mapping):
+            continue
+        kept = {
+            k: int(v) for k in _KEYS
+            if isinstance(v := counts.get(k), int) and not isinstance(v, bool) and 0 <= v < 2**63
+        }  # fmt: skip
+        if kept and all(k in kept for k in counts if k in _KEYS):  # a bad count: drop the GPU
+            out[serial] = kept
     return out
 
 
@@ -64,8 +67,11 @@ def save_ras_counts(
     before: Mapping[str, Mapping[str, int]] | None = None,
     path: Path | None = None,
 ) -> None:
-    """Write this run's counts over the previous ones (GPUs not seen this run are kept)."""
-    merged = {**_clean(before or {}), **_clean(counts)}
+    """Write this run's counts over the previous ones (GPUs not seen this run, and counts not
+    reported this run, are kept)."""
+    merged = _clean(before or {})
+    for serial, now in _clean(counts).items():  # a count not reported this run keeps its value
+        merged[serial] = {**merged.get(serial, {}), **now}
     dfd = open_private_dir(path or state_dir())
     try:
         replace_in_dir(dfd, NAME, json.dumps(merged, sort_keys=True).encode(), 0o600)

@@ -204,7 +204,7 @@ def build_facts(bundle: Bundle) -> HostFacts:
     cmd = _ok(g("cmdline"))
     packages = _parsed(g("packages"), parse_packages)
     torch = _torch(g("torch"))
-    installs = _installs(g("rocm-installs"), g("rocm-version"), packages, torch)
+    installs = _installs(g("rocm-installs"), g("rocm-version"), packages, torch, g("rocm-venvs"))
     system = [i for i in installs or () if i.layout != PIP]  # a venv's ROCm is not the host's
     rocm_version = system[0].version if system else (None if installs is None else "")
     rocm_source = system[0].stream if system else ""
@@ -251,6 +251,7 @@ def _installs(
     version_file: ProbeOutput | None,
     packages: dict[str, str] | None,
     torch: TorchInfo | None = None,
+    venvs: ProbeOutput | None = None,
 ) -> tuple[RocmInstall, ...] | None:
     """Every ROCm install the probes show (rocmprov.parse.rocm); None when nothing was looked at.
     Bundles from before the rocm-installs probe still carry /opt/rocm/.info/version."""
@@ -264,7 +265,8 @@ def _installs(
         or packages is not None
         or (version_file is not None and version_file.status in ("ok", "missing"))
     )
-    kpacks, wheels = _parsed(records, parse_layout_marks) or ((), ())
+    kpacks, wheels = _parsed(records, parse_layout_marks) or ((), ())  # older bundles: here
+    wheels += (_parsed(venvs, parse_layout_marks) or ((), ()))[1]
     if torch is not None and torch.rocm_sdk and torch.prefix.startswith("/"):
         wheels = (VersionRecord(torch.prefix, torch.rocm_sdk), *wheels)
     looked = looked or bool(wheels)

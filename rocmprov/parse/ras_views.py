@@ -62,7 +62,8 @@ def parse_amd_smi_bad_pages(text: str) -> list[BadPages]:
 
 
 _GPU = re.compile(r"^GPU:\s*(\d+)\s*$")
-_KIND = re.compile(r"^\s+(RETIRED|PENDING|UN_RES):\s*(.*?)\s*$")
+_KIND = re.compile(r"^\s+(RETIRED|PENDING|UN_RES):(.*)$")  # value stripped after: linear time
+_MAX_LINE = 4096  # amd-smi's and rocm-smi's lines are short; a longer one is not theirs
 _PAGE = re.compile(r"^\s+PAGE_ADDRESS:\s*\S+")
 
 
@@ -71,13 +72,15 @@ def _text_docs(text: str) -> list[dict[str, Any]]:
     doc: dict[str, Any] | None = None
     kind = ""
     for line in text.splitlines()[:20000]:
+        if len(line) > _MAX_LINE:
+            continue
         if m := _GPU.match(line.strip() if not line.startswith(" ") else ""):
             doc = {"gpu": int(m.group(1))}
             docs.append(doc)
             kind = ""
         elif doc is not None and (m := _KIND.match(line)):
-            kind = m.group(1).lower()
-            doc[kind] = m.group(2) if m.group(2) else []
+            kind, value = m.group(1).lower(), m.group(2).strip()
+            doc[kind] = value if value else []
         elif doc is not None and kind and isinstance(doc.get(kind), list) and _PAGE.match(line):
             doc[kind].append({"page_address": line.split(":", 1)[1].strip()})
     return docs
@@ -97,6 +100,8 @@ def parse_rocm_smi_rasinfo(text: str) -> list[dict[str, Any]]:
     doc: dict[str, Any] | None = None
     for raw in text.splitlines()[:20000]:
         line = raw.rstrip()
+        if len(line) > _MAX_LINE:
+            continue
         if m := _RAS_GPU.match(line.strip()):
             doc = {"gpu": int(m.group(1)), "ecc_blocks": {}, "ras": {"ecc_block_state": {}}}
             docs.append(doc)
