@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rocmprov.inventory.cache import cached_inventory
 from rocmprov.inventory import cache as inventory_cache
 from rocmprov.inventory import hosts as inventory
+from rocmprov.inventory.cache import cached_inventory
 
 INI = "[gpu]\nn1 ansible_host=10.0.0.1 ansible_user=admin\nn2 ansible_host=10.0.0.2\n"
 
