@@ -215,7 +215,8 @@ def build_cmdline(opts: ApplyOptions) -> list[str]:
     skip += [
         role
         for role, tags in on_request_roles(_project(opts)).items()
-        if not asked & (tags | {"never"}) and role not in skip
+        # --tags uninstall takes back what every role added, these ones included
+        if not asked & (tags | {"never", "uninstall"}) and role not in skip
     ]
     if skip:
         args += ["--skip-tags", ",".join(skip)]
