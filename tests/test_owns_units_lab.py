@@ -91,11 +91,13 @@ def test_uninstall_takes_back_groups_and_fwupd_apply_added(
     groups = sh(lab, h, "id -nG alice").split()
     assert {"render", "video"} <= set(groups)
     assert "ii" in sh(lab, h, "dpkg-query -W -f '${db:Status-Abbrev}' fwupd")
+    print("DEBUG", sh(lab, h, "find /var/lib/rocmprov -type f -print -exec cat {} \\;"))
     rc, doc, _ = apply(inv, tmp_path, "--tags", "uninstall", timeout=1500)
     assert rc == 0, json.dumps(doc["hosts"], indent=1)
     after = set(sh(lab, h, SNAP).splitlines())
-    assert sorted(after - before) == [], "left by apply after uninstall"
-    assert sorted(before - after) == [], "taken by apply + uninstall"
+    print("DEBUG", json.dumps(doc["hosts"][0].get("changes"), indent=1))
+    assert sorted(after - before) == [], ("left by apply after uninstall", sorted(after - before))
+    assert sorted(before - after) == [], ("taken by apply + uninstall", sorted(before - after))
 
 
 def test_check_mode_starts_no_fwupd(lab: Lab, clean_host: LabHost, tmp_path: Path) -> None:
