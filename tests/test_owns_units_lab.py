@@ -70,7 +70,7 @@ def test_gpu_manager_is_kept_on_a_host_with_a_display_manager(
 
 SNAP = (
     "dpkg-query -W -f '${Package} ${db:Status-Abbrev}\\n' | awk '$2 ~ /^.i/ {print \"pkg\", $1}'; "
-    "getent group | awk -F: '{print \"group\", $1\":\"$4}'; "
+    'getent group | awk -F: \'{print "group", $1":"$4}\'; '
     "find /etc /var/lib/rocmprov -xdev -path /etc/ssh -prune -o -printf 'file %p %m\\n' "
     "2>/dev/null; true"
 )
