@@ -38,3 +38,21 @@ def test_no_amd_source_is_fine_on_a_distro_host_and_a_warning_where_one_is_expec
     lost = _no_amd_source(Policy(rocm_version="7.2.3"))
     assert lost.severity == Severity.WARNING and "no usable ROCm source" in lost.summary
     assert _no_amd_source(Policy(repo_source="amd")).severity == Severity.WARNING
+
+
+def test_a_failed_removal_task_names_the_packages_not_their_letters() -> None:
+    """Seen on the way: "Remove < < e r r o r ..." was a string iterated letter by letter in the
+    task name of roles/rocmprov_packages/tasks/remove.yml; the name is a string either way."""
+    from pathlib import Path
+
+    import jinja2
+    import yaml
+
+    role = Path(__file__).parent.parent / "playbooks/roles/rocmprov_packages/tasks/remove.yml"
+    tasks = yaml.safe_load(role.read_text())
+    (name,) = [t["name"] for t in tasks if t["name"].startswith("Remove {{")]
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    as_list = env.from_string(name).render(_rocmprov_packages_remove=["rocm", "rocminfo"])
+    assert as_list == "Remove rocm rocminfo"
+    as_text = env.from_string(name).render(_rocmprov_packages_remove="<<error>>")
+    assert as_text == "Remove <<error>>"
