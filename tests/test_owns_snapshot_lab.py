@@ -22,11 +22,13 @@ __all__ = ["torch_wheels"]  # the fixture, used by name
 SNAP = (
     "dpkg-query -W -f '${Package} ${Version} ${db:Status-Abbrev}\\n' | sed 's/^/pkg /'; "
     'getent group | awk -F: \'{print "group", $1":"$4}\'; '
+    "getent passwd | awk -F: '{print \"user\", $1, $3, $7}'; "
     "find /etc /opt /usr/local /srv /var/lib/rocmprov /var/lib/prometheus -xdev "
     "\\( -path /etc/ssh -o -path /etc/ld.so.cache \\) -prune -o "
     "-printf 'path %p %m %u:%g %l\\n' 2>/dev/null; "
     "find /etc /opt /usr/local /srv -xdev \\( -path /etc/ssh -o -path /etc/ld.so.cache \\) "
-    "-prune -o -type f -exec sha256sum {} + 2>/dev/null | sed 's/^/sha /'; "
+    "-prune -o -type f -exec sha256sum {} + 2>/dev/null "
+    "| grep -Ev ' /etc/(passwd|shadow|group|gshadow)-?$' | sed 's/^/sha /'; "
     "systemctl list-unit-files --no-legend --no-pager | awk '{print \"unit\", $1, $2}'; "
     "systemctl list-units --no-legend --no-pager --plain --state=active "
     "| awk '$1 !~ /[.](scope|device|mount|swap)$|^user@|^session-/ {print \"active\", $1}'; true"
@@ -78,8 +80,15 @@ def _vars(amd_mirror: Served, torch_wheels: str) -> dict[str, object]:
     }
 
 
+# the test's own ssh login (logind's per-user units and the session scope), not the run's
+SESSION = ("unit user-", "unit user@", "unit session-", "active user-", "active user@")
+
+
 def _diff(before: set[str], after: set[str]) -> tuple[list[str], list[str]]:
-    return sorted(before - after), sorted(after - before)
+    def kept(lines: set[str]) -> list[str]:
+        return sorted(x for x in lines if not x.startswith(SESSION))
+
+    return kept(before - after), kept(after - before)
 
 
 def test_check_mode_changes_nothing_on_an_admins_host(
@@ -112,6 +121,16 @@ def test_apply_then_uninstall_gives_the_host_back(
     rc, doc, _ = apply(inv, tmp_path, "--tags", "uninstall", timeout=1800)
     assert rc == 0, json.dumps(doc["hosts"], indent=1)
     gone, new = _diff(before, set(sh(lab, h, SNAP).splitlines()))
-    # system groups that packages' maintainer scripts made stay empty, as apt's purge leaves them
-    new = [x for x in new if not (x.startswith("group ") and x.endswith(":"))]
+
+    # the accounts files are compared as accounts (above): system accounts that packages'
+    # maintainer scripts made (fwupd-refresh, tss) stay, as apt's purge leaves them: empty
+    # groups, and system users without a login shell
+    def maintainer_account(x: str) -> bool:
+        if x.startswith("group "):
+            return x.endswith(":")
+        f = x.split()
+        return f[0] == "user" and int(f[2]) < 1000 and f[3].endswith(("nologin", "false"))
+
+    new = [x for x in new if not maintainer_account(x)]
+    print("gone:", *gone, "new:", *new, sep="\n")
     assert (gone, new) == ([], []), "apply + uninstall did not give the host back"
