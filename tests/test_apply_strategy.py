@@ -110,6 +110,8 @@ def test_roles_run_only_on_request_are_skipped_up_front() -> None:
     assert _skipped(tags="rocmprov_users,metrics") == ["rocmprov_health", "rocmprov_containers"]
     assert _skipped(tags="never") == []  # every never-tagged task: every such role may run
     assert _skipped(skip_tags="rocmprov_health") == on_request
+    # uninstall takes back what they added too (issue 26)
+    assert _skipped(tags="uninstall") == []
 
 
 def test_skipping_on_request_roles_changes_no_task_list(tmp_path: Path) -> None:

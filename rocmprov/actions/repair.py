@@ -54,6 +54,16 @@ class Plan:
     software: dict[str, tuple[Finding, ...]] = field(default_factory=dict)
     human: tuple[HumanStep, ...] = ()
     untreated: dict[str, tuple[Finding, ...]] = field(default_factory=dict)
+    # The ROCm each host runs (audit facts): repair keeps it unless the inventory or -e names one.
+    installed: dict[str, str] = field(default_factory=dict)
+
+    def runs(self) -> tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...]:
+        """One apply per (tags, installed ROCm): (hosts, tags, installed release), so each host
+        gets its own plan and keeps its own release and stream."""
+        groups: dict[tuple[tuple[str, ...], str], list[str]] = {}
+        for host in self.hosts:
+            groups.setdefault((self.tags[host], self.installed.get(host, "")), []).append(host)
+        return tuple((tuple(h), t, v) for (t, v), h in groups.items())
 
     @property
     def all_tags(self) -> tuple[str, ...]:
@@ -72,12 +82,14 @@ def plan(before: AuditResult) -> Plan:
     software: dict[str, tuple[Finding, ...]] = {}
     untreated: dict[str, tuple[Finding, ...]] = {}
     human: list[HumanStep] = []
+    installed: dict[str, str] = {}
     for host in before.hosts:
         if host.failure:
             continue
         problems = [f for f in host.findings if f.severity in PROBLEM]
         soft = [f for f in problems if f.check in soft_map]
         software[host.host] = tuple(soft)
+        installed[host.host] = str(host.facts.get("rocm") or "")
         tags[host.host] = tuple(sorted({t for f in soft for t in soft_map[f.check]["tags"]}))
         human += [
             _human(host.host, f, human_map[f.check]) for f in problems if f.check in human_map
@@ -85,7 +97,7 @@ def plan(before: AuditResult) -> Plan:
         untreated[host.host] = tuple(
             f for f in problems if f.check not in soft_map and f.check not in human_map
         )
-    return Plan(tags, software, tuple(human), untreated)
+    return Plan(tags, software, tuple(human), untreated, installed)
 
 
 def _human(host: str, f: Finding, key: str | None) -> HumanStep:

@@ -104,14 +104,33 @@ def check_repo(facts: HostFacts, policy: Policy) -> list[Finding]:
         return [Finding("repo.sources", UNKNOWN, "package sources not collected")]
     amd_sources = {p: t for p, t in repo.sources.items() if is_amd_source(t)}
     if not amd_sources:
-        return [
-            Finding("repo.sources", OK, "no AMD repository (distribution packages)", actual="none")
-        ]
+        return [_no_amd_source(policy)]
     out = _sources(facts, policy, amd_sources)
     out += _keys(repo, amd_sources)
     if any(source_stream(t) == "legacy" for t in amd_sources.values()):
         out.append(_pin(repo))
     return out
+
+
+def _no_amd_source(policy: Policy) -> Finding:
+    """No AMD source: fine on a distribution-packages host, a finding where the site expects one
+    (rocmprov_repo_source=amd, or a target release with no source named): apt can then neither
+    reinstall nor upgrade ROCm (e.g. after a failed key fetch took the sources away)."""
+    expected = policy.repo_source == "amd" or (not policy.repo_source and policy.rocm_version)
+    if not expected:
+        return Finding(
+            "repo.sources", OK, "no AMD repository (distribution packages)", actual="none"
+        )
+    target = f"ROCm {policy.rocm_version}" if policy.rocm_version else "AMD's ROCm"
+    return Finding(
+        "repo.sources",
+        WARNING,
+        f"no usable ROCm source, although the site expects {target} from AMD's repositories",
+        actual="none",
+        expected=f"an AMD source for {target}",
+        fix=FIX_REPO,
+        ref=REF_APT,
+    )
 
 
 def _sources(facts: HostFacts, policy: Policy, amd_sources: dict[str, str]) -> list[Finding]:

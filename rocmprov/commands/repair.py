@@ -68,31 +68,54 @@ def _extra(args: argparse.Namespace) -> dict:
 
 
 def _apply(args: argparse.Namespace, p: Plan, cli_vars: dict) -> ApplyResult:
+    """One apply per group of hosts with the same plan: each host gets only its own tags, and
+    keeps the ROCm release it runs (rocmprov_repair_installed_rocm, used by the release role
+    only where neither the inventory nor -e names rocmprov_rocm_version)."""
+    import dataclasses
+
     from rocmprov.provision.fallback import apply as run_apply
     from rocmprov.provision.progress import progress_for
     from rocmprov.provision.runner import ApplyOptions
 
-    opts = ApplyOptions(
-        inventory=str(args.inventory),
-        limit=",".join(p.hosts),
-        tags=",".join(p.all_tags),
-        forks=args.forks,
-        extravars=cli_vars,
-        state_dir=args.state_dir,
+    results: list[ApplyResult] = []
+    for hosts, tags, installed in p.runs():
+        extravars = dict(cli_vars)
+        if installed:
+            extravars.setdefault("rocmprov_repair_installed_rocm", installed)
+        opts = ApplyOptions(
+            inventory=str(args.inventory),
+            limit=",".join(hosts),
+            tags=",".join(tags),
+            forks=args.forks,
+            extravars=extravars,
+            state_dir=args.state_dir,
+        )
+        print(
+            f"rocmprov: repairing {', '.join(hosts)} with --tags {','.join(tags)}"
+            + (f" (keeping ROCm {installed})" if installed else ""),
+            file=sys.stderr,
+        )
+        progress = progress_for(sys.stderr, quiet=args.format == "json")
+        if progress is None:
+            result = run_apply(opts)
+        else:
+            with progress:
+                result = run_apply(opts, on_event=progress)
+        if result.status == "canceled":
+            raise KeyboardInterrupt
+        results.append(result)
+    first = results[0]
+    bad = next((r for r in results if r.status != "successful"), first)
+    return dataclasses.replace(
+        first,
+        status=bad.status,
+        ansible_rc=bad.ansible_rc,
+        hosts=tuple(h for r in results for h in r.hosts),
+        run_dir=", ".join(r.run_dir for r in results),
+        duration=sum(r.duration for r in results),
+        command="; ".join(r.command for r in results),
+        message="; ".join(r.message for r in results if r.message),
     )
-    print(
-        f"rocmprov: repairing {', '.join(p.hosts)} with --tags {','.join(p.all_tags)}",
-        file=sys.stderr,
-    )
-    progress = progress_for(sys.stderr, quiet=args.format == "json")
-    if progress is None:
-        result = run_apply(opts)
-    else:
-        with progress:
-            result = run_apply(opts, on_event=progress)
-    if result.status == "canceled":
-        raise KeyboardInterrupt
-    return result
 
 
 def _exit(before: AuditResult, result: tuple[Outcome, ...], check: bool) -> int:

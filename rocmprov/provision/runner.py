@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmprov.exitcodes import Exit, UsageError
+from rocmprov.provision import deathsig
 from rocmprov.provision.cancel import GracefulCancel
 from rocmprov.provision.events import EventCollector, FailedTask, HostResult, failure_message
 from rocmprov.provision.extravars import parse_extravars, private_vars_file, remove_vars_file
@@ -215,7 +216,8 @@ def build_cmdline(opts: ApplyOptions) -> list[str]:
     skip += [
         role
         for role, tags in on_request_roles(_project(opts)).items()
-        if not asked & (tags | {"never"}) and role not in skip
+        # --tags uninstall takes back what every role added, these ones included
+        if not asked & (tags | {"never", "uninstall"}) and role not in skip
     ]
     if skip:
         args += ["--skip-tags", ",".join(skip)]
@@ -324,6 +326,8 @@ def run_apply(
             )
             # runner seeds the environment with all of os.environ: keep the allowed part only
             runner.config.env = child_env(ours, runner.config.env)
+            # ansible-playbook ends when rocmprov does, even by SIGKILL (provision/deathsig.py)
+            runner.config.command = deathsig.wrap(list(runner.config.command))
             runner.run()
     finally:
         scrub_run_dir(run_dir, opts.extravars, scrubber)
@@ -332,7 +336,9 @@ def run_apply(
     cmd_file = run_dir / "artifacts" / "run" / "command"
     if cmd_file.is_file():
         try:
-            command = shlex.join(json.loads(cmd_file.read_text()).get("command", []))
+            command = shlex.join(
+                deathsig.unwrap(json.loads(cmd_file.read_text()).get("command", []))
+            )
         except (ValueError, AttributeError):
             command = ""
     status = runner.status or "error"
