@@ -218,3 +218,77 @@ def verify(inv: Path, tmp: Path, image: str, *args: str) -> dict[str, Any]:
     assert cp.stdout.startswith("{"), cp.stderr[-3000:]
     return json.loads(cp.stdout)["hosts"][0]
 
+
+# The admin's own daemon.json, in the admin's own layout (restored byte for byte).
+ADMIN_DAEMON = '{\n  "log-driver": "local",\n  "features": {"containerd-snapshotter": true}\n}\n'
+GONE = ("/etc/udev/rules.d/70-rocmprov-cdi-refresh.rules",
+        "/etc/systemd/system/rocmprov-cdi-refresh.service", "/usr/local/sbin/rocmprov-cdi-refresh",
+        "/etc/containers/containers.conf.d/50-rocmprov-gpu-groups.conf",
+        "/etc/apt/sources.list.d/rocmprov-amd-container-toolkit.sources",
+        "/etc/apt/keyrings/rocmprov-amd-container-toolkit.asc", "/etc/cdi/amd.json",
+        "/var/lib/rocmprov/containers")  # fmt: skip
+
+
+def installed(lab: Lab, h: LabHost, pkg: str) -> bool:
+    cp = sh(lab, h, f"dpkg-query -W -f '${{db:Status-Abbrev}}' {pkg}", check=False)
+    return cp.returncode == 0 and cp.stdout[1:2] == "i"
+
+
+def test_containers_uninstall_is_the_inverse(lab: Lab, clean_host: LabHost,
+                                             tmp_path: Path) -> None:  # fmt: skip
+    """apply --tags containers, then --tags uninstall: the host as it was (issue 26's rule)."""
+    h = clean_host
+    url = lab.serve_dir(ctkrepo.build(tmp_path / "ctk"))
+    text = lab.inventory.read_text()
+    inv = tmp_path / "inv.ini"
+    inv.write_text(f"[lab]\n{h.name} ansible_host={h.address}\n\n"
+                   + text[text.index("[lab:vars]"):])  # fmt: skip
+    extra = json.dumps({"rocmprov_mirrors": ctkrepo.mirrors(url), "rocmprov_containers_docker":
+                        True, "rocmprov_containers_podman_keep_groups": True})  # fmt: skip
+    put(h, "/etc/cdi/other.json", FOREIGN_SPEC)  # another vendor's spec
+    put(h, "/etc/docker/daemon.json", ADMIN_DAEMON)
+    fake_gpu(lab, h, 128)
+    assert not installed(lab, h, "amd-container-toolkit")
+    jq_before = installed(lab, h, "jq")  # the stand-in toolkit depends on jq
+    etc_containers = sh(lab, h, "test -e /etc/containers", check=False).returncode == 0
+
+    rc, doc, _ = apply(inv, tmp_path, "--tags", "containers", "-e", extra)
+    assert rc == 0, json.dumps(doc["hosts"], indent=1)
+    assert installed(lab, h, "amd-container-toolkit") and installed(lab, h, "jq")
+    for path in GONE:
+        sh(lab, h, f"test -e {path}")  # all there now
+    assert json.loads(sh(lab, h, "cat /etc/docker/daemon.json").stdout)["features"]["cdi"] is True
+    assert sh(lab, h, "ls /etc/docker").stdout.count("daemon.json.") == 1  # the backup beside
+    # The record: root-only directory, files 0600.
+    modes = sh(lab, h, "stat -c '%a %U %n' /var/lib/rocmprov/containers "
+                       "/var/lib/rocmprov/containers/daemon.json.before").stdout.split("\n")
+    assert modes[0].startswith("700 root") and modes[1].startswith("600 root"), modes
+
+    rc, doc, _ = apply(inv, tmp_path, "--tags", "uninstall")
+    assert rc == 0, json.dumps(doc["hosts"], indent=1)
+    assert not installed(lab, h, "amd-container-toolkit")
+    assert installed(lab, h, "jq") == jq_before  # what only the toolkit needed went with it
+    assert sh(lab, h, "cat /etc/docker/daemon.json").stdout == ADMIN_DAEMON
+    assert sh(lab, h, "ls -A /etc/docker").stdout.split() == ["daemon.json"]
+    assert sh(lab, h, "ls -A /etc/cdi").stdout.split() == ["other.json"]
+    assert sh(lab, h, "cat /etc/cdi/other.json").stdout == FOREIGN_SPEC
+    for path in GONE:
+        assert sh(lab, h, f"test -e {path}", check=False).returncode != 0, path
+    assert (sh(lab, h, "test -e /etc/containers", check=False).returncode == 0) == etc_containers
+    out = sh(lab, h, "systemctl list-unit-files 'rocmprov-cdi*'", check=False).stdout
+    assert "rocmprov-cdi-refresh" not in out, out
+    assert "containers: taken back" in doc["hosts"][0]["notes"], doc["hosts"]
+
+    # Again, and the admin edits daemon.json after apply: left as it is, and the run says so.
+    rc, doc, _ = apply(inv, tmp_path, "--tags", "containers", "-e", extra)
+    assert rc == 0, json.dumps(doc["hosts"], indent=1)
+    edited = json.loads(sh(lab, h, "cat /etc/docker/daemon.json").stdout)
+    edited["debug"] = True
+    put(h, "/etc/docker/daemon.json", json.dumps(edited))
+    rc, doc, _ = apply(inv, tmp_path, "--tags", "uninstall")
+    assert rc == 0, json.dumps(doc["hosts"], indent=1)
+    assert json.loads(sh(lab, h, "cat /etc/docker/daemon.json").stdout) == edited
+    assert any("daemon.json left as it is" in n for n in doc["hosts"][0]["notes"]), doc["hosts"]
+    assert sh(lab, h, "cat /var/lib/rocmprov/containers/daemon.json.before").stdout == ADMIN_DAEMON
+    assert not installed(lab, h, "amd-container-toolkit")
+    assert sh(lab, h, "ls -A /etc/cdi").stdout.split() == ["other.json"]
