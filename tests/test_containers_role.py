@@ -145,3 +145,46 @@ def test_image_is_checked() -> None:
     for bad in ("x;rm -rf /", "$(id)", "", "-v/:/host"):
         with pytest.raises(UsageError):
             check_image(bad)
+
+
+ROLE = REPO / "playbooks/roles/rocmprov_containers"
+
+
+def _tasks(path: Path) -> list[dict[str, object]]:
+    """Every task of a task file, blocks flattened."""
+    out: list[dict[str, object]] = []
+    for t in yaml.safe_load(path.read_text()) or []:
+        out.append(t)
+        out.extend(t.get("block", []) if isinstance(t.get("block"), list) else [])
+    return out
+
+
+def test_uninstall_runs_only_on_request_and_every_command_says_changed() -> None:
+    main = _tasks(ROLE / "tasks/main.yml")
+    imp = [t for t in main if t.get("ansible.builtin.import_tasks") == "uninstall.yml"]
+    assert len(imp) == 1 and imp[0]["tags"] == ["never", "uninstall"]
+    for f in sorted((ROLE / "tasks").glob("*.yml")):
+        for t in _tasks(f):
+            if any(k in t for k in ("ansible.builtin.command", "ansible.builtin.shell")):
+                assert "changed_when" in t, (f.name, t["name"])
+            assert all(not k.startswith(("command", "shell", "file", "copy")) for k in t), f.name
+
+
+def test_every_noted_path_is_one_uninstall_may_remove() -> None:
+    """record.yml notes a path; the uninstall removes a noted path only when it is ownable."""
+    ownable = yaml.safe_load((ROLE / "vars/main.yml").read_text())["_rocmprov_containers_ownable"]
+    noted: list[str] = []
+    for f in sorted((ROLE / "tasks").glob("*.yml")):
+        for t in _tasks(f):
+            if t.get("ansible.builtin.include_tasks") == "record.yml":
+                loop = t["loop"]
+                cdi = t.get("vars", {}).get("_rocmprov_containers_cdi_paths", [])
+                noted += loop if isinstance(loop, list) else cdi
+    # the udev rule is noted only while the refresh is on
+    cond = " if rocmprov_containers_cdi_refresh | bool else '' }}"
+    noted = [n.replace(cond, " }}") for n in noted]
+    assert len(noted) >= 10
+    assert set(noted) <= set(ownable), set(noted) - set(ownable)
+    # a foreign spec in /etc/cdi is never a candidate: only the spec apply writes and its dir
+    assert [p for p in ownable if "cdi_output" in p] == [
+        "{{ rocmprov_containers_cdi_output }}", "{{ rocmprov_containers_cdi_output | dirname }}"]
