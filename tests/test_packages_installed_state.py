@@ -38,6 +38,10 @@ PLAYBOOK = f"""
 def _evaluate(tmp_path: Path, lines: list[str]) -> dict:
     (tmp_path / "pb.yml").write_text(PLAYBOOK)
     extra = {
+        # what the apt task names: AMD's meta-package, no extras, AMD's prerequisites
+        "rocmprov_packages_source": "amd",
+        "rocmprov_packages_amd": ["rocm"],
+        "rocmprov_packages_extra": [],
         "_rocmprov_packages_prereq_enabled": True,
         "_rocmprov_packages_prereq_state": {"changed": False, "stdout_lines": lines},
     }
@@ -87,7 +91,7 @@ def test_held_packages_count_as_installed_and_broken_ones_do_not(tmp_path: Path)
     ]
     got = _evaluate(tmp_path, lines)
     assert got["installed"] == ["rocm", "python3-setuptools", "libdrm-amdgpu1"]
-    # only the prerequisite that was really missing gets a marker (--tags uninstall removes it)
+    # only the named package that was really missing gets a marker (--tags uninstall removes it)
     assert got["missing"] == ["python3-wheel"]
 
 

@@ -112,9 +112,18 @@ def check_gfx(facts: HostFacts, policy: Policy) -> list[Finding]:
     for agent in facts.rocminfo.gpus:
         gfx = agent.gfx
         verdict = gpus.gpu_verdict(gfx, rocm)
+        fix = (
+            f"run {gfx} on a ROCm release that AMD's compatibility matrix lists it for "
+            "(docs/support-matrix.md; `rocmprov apply -e rocmprov_rocm_version=X`), "
+            "or use a GPU the installed release supports"
+        )
         out.append(
             from_verdict(
-                "gpu.gfx", verdict, f"{gfx}: {verdict.reason}", subject=agent.marketing_name or gfx
+                "gpu.gfx",
+                verdict,
+                f"{gfx}: {verdict.reason}",
+                fix=fix,
+                subject=agent.marketing_name or gfx,
             )
         )
     return out
