@@ -16,7 +16,6 @@ it starts).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shlex
@@ -46,6 +45,7 @@ from rocmprov.provision.record import (
     state_root,
     write_private,
 )
+from rocmprov.provision.sshcontrol import control_env
 from rocmprov.provision.strategy import strategy_env
 
 # Kept importable from here (commands/repair.py, tests).
@@ -87,22 +87,6 @@ BASE_ENV: dict[str, str] = {
 # starts per host and skips (two thirds of a no-op re-apply's events) still reach the progress
 # display and the counts, but are not written (a file each) nor scrubbed again at the end.
 UNRECORDED_EVENTS = frozenset({"runner_on_start", "runner_on_skipped", "runner_item_on_skipped"})
-
-
-def control_path(inventory: Path) -> str:
-    """ssh's ControlPath for this run: connections are reused between runs of the same inventory
-    and known_hosts only. A master opened before the inventory (its ssh args, e.g. another
-    UserKnownHostsFile) or ~/.ssh/known_hosts changed would skip the host key check that the new
-    settings ask for, so those changes start new masters."""
-    digest = hashlib.sha256(str(inventory).encode())
-    for path in (inventory, Path.home() / ".ssh" / "known_hosts"):
-        try:
-            st = path.stat()
-            digest.update(f"{path}:{st.st_mtime_ns}:{st.st_size}".encode())
-        except OSError:
-            digest.update(f"{path}:absent".encode())
-    # ansible formats it with %(directory)s; ssh then expands %C (hash of host, port, user)
-    return f"%(directory)s/{digest.hexdigest()[:10]}-%%C"
 
 
 # ------------------------------------------------------------------ options and result
@@ -262,12 +246,13 @@ def run_apply(
 
     inventory = Path(opts.inventory).expanduser().resolve()
     project = _project(opts)
+    sockets = control_env(inventory)  # a directory short enough for ssh's sockets, or UsageError
     run_dir = fresh_run_dir(state_root(opts.state_dir))
     cmdline = build_cmdline(opts)
     collector = EventCollector(on_event)
     scrubber = Scrubber.for_run(opts.extravars)
     ours = {**BASE_ENV, **strategy_env(opts.fast), "ANSIBLE_CONFIG": str(project / "ansible.cfg")}
-    ours["ANSIBLE_SSH_CONTROL_PATH"] = control_path(inventory)
+    ours.update(sockets)
     # ansible-playbook of this interpreter's environment first (a venv that is not activated).
     bindir = str(Path(sys.executable).parent)
     ours["PATH"] = os.pathsep.join([bindir, os.environ.get("PATH", os.defpath)])
