@@ -234,6 +234,12 @@ def installed(lab: Lab, h: LabHost, pkg: str) -> bool:
     return cp.returncode == 0 and cp.stdout[1:2] == "i"
 
 
+def docker_members(lab: Lab, h: LabHost) -> set[str]:
+    """The docker group's members (getent group: name:x:gid:member,member)."""
+    members = sh(lab, h, "getent group docker").stdout.strip().split(":")[3]
+    return set(filter(None, members.split(",")))
+
+
 def test_containers_uninstall_is_the_inverse(lab: Lab, clean_host: LabHost,
                                              tmp_path: Path) -> None:  # fmt: skip
     """apply --tags containers, then --tags uninstall: the host as it was (issue 26's rule)."""
@@ -243,8 +249,12 @@ def test_containers_uninstall_is_the_inverse(lab: Lab, clean_host: LabHost,
     inv = tmp_path / "inv.ini"
     inv.write_text(f"[lab]\n{h.name} ansible_host={h.address}\n\n"
                    + text[text.index("[lab:vars]"):])  # fmt: skip
+    users = ["alice", "bob", "nobody-here"]
     extra = json.dumps({"rocmprov_mirrors": ctkrepo.mirrors(url), "rocmprov_containers_docker":
-                        True, "rocmprov_containers_podman_keep_groups": True})  # fmt: skip
+                        True, "rocmprov_containers_podman_keep_groups": True,
+                        "rocmprov_containers_docker_users": users})  # fmt: skip
+    # Docker's group as its packages leave it; bob is in it by the admin's hand, alice not yet.
+    sh(lab, h, "groupadd --system docker && useradd -M alice && useradd -M -G docker bob")
     put(h, "/etc/cdi/other.json", FOREIGN_SPEC)  # another vendor's spec
     put(h, "/etc/docker/daemon.json", ADMIN_DAEMON)
     fake_gpu(lab, h, 128)
@@ -263,6 +273,8 @@ def test_containers_uninstall_is_the_inverse(lab: Lab, clean_host: LabHost,
     modes = sh(lab, h, "stat -c '%a %U %n' /var/lib/rocmprov/containers "
                        "/var/lib/rocmprov/containers/daemon.json.before").stdout.split("\n")
     assert modes[0].startswith("700 root") and modes[1].startswith("600 root"), modes
+    assert docker_members(lab, h) == {"alice", "bob"}  # nobody-here is not created
+    assert sh(lab, h, "ls /var/lib/rocmprov/containers/docker-users").stdout.split() == ["alice"]
 
     rc, doc, _ = apply(inv, tmp_path, "--tags", "uninstall")
     assert rc == 0, json.dumps(doc["hosts"], indent=1)
@@ -278,6 +290,8 @@ def test_containers_uninstall_is_the_inverse(lab: Lab, clean_host: LabHost,
     out = sh(lab, h, "systemctl list-unit-files 'rocmprov-cdi*'", check=False).stdout
     assert "rocmprov-cdi-refresh" not in out, out
     assert "containers: taken back" in doc["hosts"][0]["notes"], doc["hosts"]
+    assert docker_members(lab, h) == {"bob"}  # the admin's membership stays
+    assert sh(lab, h, "getent passwd nobody-here", check=False).returncode != 0
 
     # Again, and the admin edits daemon.json after apply: left as it is, and the run says so.
     rc, doc, _ = apply(inv, tmp_path, "--tags", "containers", "-e", extra)
