@@ -155,20 +155,19 @@ def _processes_naming(text: str) -> list[int]:
     return found
 
 
-def test_interrupted_apply_leaves_no_task_workers(tmp_path: Path) -> None:
-    """Ctrl-C during a run: ansible-playbook and every task worker it forked are gone. runner's
-    own cancel SIGKILLs ansible-playbook's process group only; Ansible's task workers run in
-    sessions of their own (WorkerProcess._detach), and with Mitogen a worker whose multiplexer
-    was killed waits forever: they were left running under init."""
+def sleeping_apply(tmp_path: Path, name: str, seconds: int) -> tuple[Path, str]:
+    """(inventory, Python source) of a run_apply of two local hosts that each sleep `seconds`
+    in a task; the source leaves its ApplyResult in `r`. Processes of the run name the
+    inventory (`_processes_naming(str(inventory))`)."""
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "ansible.cfg").write_text("[defaults]\ninterpreter_python = auto_silent\n")
     (proj / "site.yml").write_text(
         "- name: test play\n  hosts: all\n  gather_facts: false\n  tasks:\n"
-        "    - name: long pause\n      ansible.builtin.command: sleep 60\n"
+        f"    - name: long pause\n      ansible.builtin.command: sleep {seconds}\n"
         "      changed_when: false\n"
     )
-    inv = tmp_path / "workers.ini"
+    inv = tmp_path / f"{name}.ini"
     inv.write_text(
         "".join(
             f"h{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n"
@@ -180,8 +179,17 @@ def test_interrupted_apply_leaves_no_task_workers(tmp_path: Path) -> None:
         "from rocmprov.provision.runner import ApplyOptions, run_apply\n"
         f"r = run_apply(ApplyOptions(inventory={str(inv)!r}, playbook_dir={str(proj)!r},"
         f" state_dir={str(tmp_path / 'runs')!r}))\n"
-        "print(json.dumps({'status': r.status, 'exit': int(r.exit_code)}))\n"
     )
+    return inv, script
+
+
+def test_interrupted_apply_leaves_no_task_workers(tmp_path: Path) -> None:
+    """Ctrl-C during a run: ansible-playbook and every task worker it forked are gone. runner's
+    own cancel SIGKILLs ansible-playbook's process group only; Ansible's task workers run in
+    sessions of their own (WorkerProcess._detach), and with Mitogen a worker whose multiplexer
+    was killed waits forever: they were left running under init."""
+    inv, script = sleeping_apply(tmp_path, "workers", 60)
+    script += "print(json.dumps({'status': r.status, 'exit': int(r.exit_code)}))\n"
     child = subprocess.Popen(
         [sys.executable, "-c", script],
         stdout=subprocess.PIPE,

@@ -28,7 +28,7 @@ PACKAGES = ["slurmctld", "slurmd", "munge", "python3-yaml", "python3-packaging",
             "python3-distro"]  # fmt: skip
 SLURM_CONF = """\
 ClusterName=lab
-SlurmctldHost={node}
+SlurmctldHost={ctl}
 AuthType=auth/munge
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
@@ -41,9 +41,22 @@ SlurmdSpoolDir=/var/lib/slurm/slurmd
 SlurmUser=slurm
 SlurmctldLogFile=/var/log/slurm/slurmctld.log
 SlurmdLogFile=/var/log/slurm/slurmd.log
-NodeName={node} CPUs=1 State=UNKNOWN
+{nodes}
 PartitionName=main Nodes=ALL Default=YES State=UP
 """
+
+
+def slurm_conf(ctl: Node, nodes: list[Node]) -> str:
+    """slurm.conf of a lab cluster: `ctl` runs slurmctld, each of `nodes` slurmd (one node
+    alone: names only; several: by address, the lab has no DNS between hosts)."""
+    if nodes == [ctl]:
+        return SLURM_CONF.format(ctl=ctl.name, nodes=f"NodeName={ctl.name} CPUs=1 State=UNKNOWN")
+    lines = "\n".join(
+        f"NodeName={n.name} NodeAddr={n.host.address} CPUs=1 State=UNKNOWN" for n in nodes
+    )
+    return SLURM_CONF.format(ctl=f"{ctl.name}({ctl.host.address})", nodes=lines)
+
+
 GATE = ["env", "PYTHONPATH=/opt/rocmprov-src", "python3", "-m", "rocmprov", "health", "--slurm"]
 
 
@@ -101,25 +114,42 @@ class Node:
         target.write_text(text)
         target.chmod(mode)
 
+    def install(self, packages: list[str]) -> None:
+        """Debian packages from the lab's mirror (the index refreshed only when needed)."""
+        argv = ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q",
+                "--no-install-recommends", *packages]  # fmt: skip
+        if self.lab.exec(self.host, argv, check=False, timeout=300).returncode != 0:
+            self.sh("apt-get", "update", "-q", timeout=120)
+            self.sh(*argv, timeout=300)
+
+    def configure_slurm(self, conf: str) -> None:
+        """slurm.conf and the directories Slurm's daemons write to (not started here)."""
+        self.put("/etc/slurm/slurm.conf", conf)
+        self.sh("install", "-d", "-o", "slurm", "-g", "slurm", "/var/lib/slurm/slurmctld",
+                "/var/log/slurm")  # fmt: skip
+        self.sh("install", "-d", "/var/lib/slurm/slurmd")
+
+    def copy_rocmprov(self) -> None:
+        """rocmprov's source at /opt/rocmprov-src, where GATE runs it from."""
+        shutil.copytree(REPO / "rocmprov", self.host.root / "opt/rocmprov-src/rocmprov",
+                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+
+    def gpu_user(self) -> None:
+        """The lab user `admin` in render and video, as apply leaves a GPU user."""
+        self.sh("groupadd", "-f", "-r", "render")
+        self.sh("usermod", "-aG", "render,video", "admin")
+
 
 @pytest.fixture(scope="module")
 def node(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
     """One lab host running slurmctld + slurmd for itself, IDLE, with rocmprov's source in it."""
     host = lab.reset(lab.hosts[-1])
     n = Node(lab, host)
-    install = ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q",
-               "--no-install-recommends", *PACKAGES]  # fmt: skip
-    if lab.exec(host, install, check=False, timeout=300).returncode != 0:
-        n.sh("apt-get", "update", "-q", timeout=120)
-        n.sh(*install, timeout=300)
-    n.put("/etc/slurm/slurm.conf", SLURM_CONF.format(node=n.name))
-    n.sh("install", "-d", "-o", "slurm", "-g", "slurm", "/var/lib/slurm/slurmctld",
-         "/var/log/slurm")  # fmt: skip
-    n.sh("install", "-d", "/var/lib/slurm/slurmd")
+    n.install(PACKAGES)
+    n.configure_slurm(slurm_conf(n, [n]))
     n.sh("systemctl", "restart", "munge")
     n.sh("systemctl", "restart", "slurmctld", "slurmd")
-    shutil.copytree(REPO / "rocmprov", host.root / "opt/rocmprov-src/rocmprov",
-                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    n.copy_rocmprov()
     for name, text in (("clean", CLEAN), ("unknown", UNKNOWN), ("critical", CRITICAL)):
         n.put(f"/root/{name}.json", text)
     crit = tmp_path_factory.mktemp("bundles")
@@ -299,5 +329,5 @@ def test_role_sets_up_slurmd_to_run_the_gate(node: Node) -> None:
         log = (node.host.root / "var/log/rocmprov-health.log").read_text()
         assert "action=drain" in log and "action=resume" in log
     finally:
-        node.put("/etc/slurm/slurm.conf", SLURM_CONF.format(node=node.name))
+        node.put("/etc/slurm/slurm.conf", slurm_conf(node, [node]))
         node.sh("scontrol", "reconfigure")

@@ -6,37 +6,18 @@ once, every node drained by the gate; heal takes one node of the partition at a 
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.lab import Lab
-from tests.test_gate_slurm_lab import GATE, PACKAGES, Node
+from tests.test_gate_slurm_lab import GATE, PACKAGES, Node, slurm_conf
 from tests.test_heal_lab import _rocmprov
 
 pytestmark = pytest.mark.lab
 
 REPO = Path(__file__).resolve().parent.parent
-CONF = """\
-ClusterName=lab
-SlurmctldHost={ctl}({ctl_addr})
-AuthType=auth/munge
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-ReturnToService=2
-SlurmctldPidFile=/run/slurmctld.pid
-SlurmdPidFile=/run/slurmd.pid
-StateSaveLocation=/var/lib/slurm/slurmctld
-SlurmdSpoolDir=/var/lib/slurm/slurmd
-SlurmUser=slurm
-SlurmctldLogFile=/var/log/slurm/slurmctld.log
-SlurmdLogFile=/var/log/slurm/slurmd.log
-{nodes}
-PartitionName=main Nodes=ALL Default=YES State=UP
-"""
 
 
 @pytest.fixture(scope="module")
@@ -45,47 +26,15 @@ def cluster(lab: Lab) -> Iterator[list[Node]]:
     hosts = [lab.reset(h) for h in lab.hosts[-3:]]
     nodes = [Node(lab, h) for h in hosts]
     ctl = nodes[-1]
-    lines = "\n".join(
-        f"NodeName={n.name} NodeAddr={n.host.address} CPUs=1 State=UNKNOWN" for n in nodes
-    )
-    conf = CONF.format(ctl=ctl.name, ctl_addr=ctl.host.address, nodes=lines)
+    conf = slurm_conf(ctl, nodes)
     for n in nodes:
         # slurm-client: the gate in each node runs scontrol
-        packages = (
-            PACKAGES if n is ctl else [*(p for p in PACKAGES if p != "slurmctld"), "slurm-client"]
+        n.install(
+            PACKAGES if n is ctl else [p for p in PACKAGES if p != "slurmctld"] + ["slurm-client"]
         )
-        install = [
-            "env",
-            "DEBIAN_FRONTEND=noninteractive",
-            "apt-get",
-            "install",
-            "-y",
-            "-q",
-            "--no-install-recommends",
-            *packages,
-        ]
-        if lab.exec(n.host, install, check=False, timeout=300).returncode != 0:
-            n.sh("apt-get", "update", "-q", timeout=120)
-            n.sh(*install, timeout=300)
-        n.put("/etc/slurm/slurm.conf", conf)
-        n.sh(
-            "install",
-            "-d",
-            "-o",
-            "slurm",
-            "-g",
-            "slurm",
-            "/var/lib/slurm/slurmctld",
-            "/var/log/slurm",
-        )
-        n.sh("install", "-d", "/var/lib/slurm/slurmd")
-        shutil.copytree(
-            REPO / "rocmprov",
-            n.host.root / "opt/rocmprov-src/rocmprov",
-            ignore=shutil.ignore_patterns("__pycache__"),
-        )
-        n.sh("groupadd", "-f", "-r", "render")
-        n.sh("usermod", "-aG", "render,video", "admin")
+        n.configure_slurm(conf)
+        n.copy_rocmprov()
+        n.gpu_user()
     key = (ctl.host.root / "etc/munge/munge.key").read_bytes()
     for n in nodes:
         target = n.host.root / "etc/munge/munge.key"

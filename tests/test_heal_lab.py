@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.lab import Lab
-from tests.test_gate_slurm_lab import GATE, PACKAGES, RAS_LINE, SLURM_CONF, Node
+from tests.test_gate_slurm_lab import GATE, PACKAGES, RAS_LINE, Node, slurm_conf
 
 pytestmark = pytest.mark.lab
 
@@ -35,33 +34,12 @@ def node(lab: Lab) -> Iterator[Node]:
     (for the gate) and the GPU user `admin` in render and video."""
     host = lab.reset(lab.hosts[-1])
     n = Node(lab, host)
-    install = [
-        "env",
-        "DEBIAN_FRONTEND=noninteractive",
-        "apt-get",
-        "install",
-        "-y",
-        "-q",
-        "--no-install-recommends",
-        *PACKAGES,
-    ]
-    if lab.exec(host, install, check=False, timeout=300).returncode != 0:
-        n.sh("apt-get", "update", "-q", timeout=120)
-        n.sh(*install, timeout=300)
-    n.put("/etc/slurm/slurm.conf", SLURM_CONF.format(node=n.name))
-    n.sh(
-        "install", "-d", "-o", "slurm", "-g", "slurm", "/var/lib/slurm/slurmctld", "/var/log/slurm"
-    )
-    n.sh("install", "-d", "/var/lib/slurm/slurmd")
+    n.install(PACKAGES)
+    n.configure_slurm(slurm_conf(n, [n]))
     n.sh("systemctl", "restart", "munge")
     n.sh("systemctl", "restart", "slurmctld", "slurmd")
-    shutil.copytree(
-        REPO / "rocmprov",
-        host.root / "opt/rocmprov-src/rocmprov",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
-    n.sh("groupadd", "-f", "-r", "render")
-    n.sh("usermod", "-aG", "render,video", "admin")
+    n.copy_rocmprov()
+    n.gpu_user()
     n.wait_state(lambda s: s[0] == "IDLE", "slurmd to register", timeout=60)
     yield n
     lab.reset(host)
@@ -229,7 +207,7 @@ def test_one_bad_gpu_of_four_is_taken_out_and_put_back(node: Node, tmp_path: Pat
     (gres.conf line out, Gres=gpu:3, slurmd restarted, reconfigured), resumes the node with
     three, the gate no longer drains for it; once the GPU passes again, heal puts it back."""
     assert "0000:dd:00.0" in RAS_LINE
-    conf = SLURM_CONF.format(node=node.name).replace(
+    conf = slurm_conf(node, [node]).replace(
         f"NodeName={node.name} CPUs=1", f"GresTypes=gpu\nNodeName={node.name} CPUs=1 Gres=gpu:4"
     )
     node.sh("mkdir", "-p", "/dev/dri")
@@ -291,7 +269,7 @@ def test_one_bad_gpu_of_four_is_taken_out_and_put_back(node: Node, tmp_path: Pat
         assert (node.host.root / "etc/slurm/gres.conf").read_text() == GRES_CONF
     finally:
         node.sh("rm", "-f", "/usr/local/bin/dmesg")
-        node.put("/etc/slurm/slurm.conf", SLURM_CONF.format(node=node.name))
+        node.put("/etc/slurm/slurm.conf", slurm_conf(node, [node]))
         node.sh("rm", "-f", "/etc/slurm/gres.conf", "/etc/rocmprov/isolated-gpus")
         node.sh("systemctl", "restart", "slurmctld", "slurmd")
         node.sh("scontrol", "update", f"nodename={node.name}", "state=resume", check=False)

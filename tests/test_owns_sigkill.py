@@ -13,30 +13,11 @@ import time
 from pathlib import Path
 
 from rocmprov.provision import deathsig
-from tests.test_apply_strategy import _processes_naming
+from tests.test_apply_strategy import _processes_naming, sleeping_apply
 
 
 def test_sigkilled_apply_leaves_no_ansible_playbook(tmp_path: Path) -> None:
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    (proj / "ansible.cfg").write_text("[defaults]\ninterpreter_python = auto_silent\n")
-    (proj / "site.yml").write_text(
-        "- name: test play\n  hosts: all\n  gather_facts: false\n  tasks:\n"
-        "    - name: long pause\n      ansible.builtin.command: sleep 300\n"
-        "      changed_when: false\n"
-    )
-    inv = tmp_path / "killed.ini"
-    inv.write_text(
-        "".join(
-            f"h{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n"
-            for i in range(2)
-        )
-    )
-    script = (
-        "from rocmprov.provision.runner import ApplyOptions, run_apply\n"
-        f"run_apply(ApplyOptions(inventory={str(inv)!r}, playbook_dir={str(proj)!r},"
-        f" state_dir={str(tmp_path / 'runs')!r}))\n"
-    )
+    inv, script = sleeping_apply(tmp_path, "killed", 300)
     child = subprocess.Popen(
         [sys.executable, "-c", script],
         env={**os.environ, "PYTHONPATH": str(Path.cwd())},
