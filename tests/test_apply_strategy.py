@@ -100,14 +100,19 @@ def _skipped(**kw: str) -> list[str]:
 
 
 def test_roles_run_only_on_request_are_skipped_up_front() -> None:
-    """health, metrics and containers (tags: [never, ...]) are skipped by tag unless asked for:
-    Ansible would otherwise run their argument checks (tagged always) on every host."""
-    on_request = ["rocmprov_health", "rocmprov_metrics", "rocmprov_containers"]
+    """health, metrics, containers and heal (tags: [never, ...]) are skipped by tag unless asked
+    for: Ansible would otherwise run their argument checks (tagged always) on every host."""
+    on_request = ["rocmprov_health", "rocmprov_metrics", "rocmprov_containers", "rocmprov_heal"]
     assert _skipped() == on_request
     assert _skipped(skip_tags="rocmprov_torch") == ["rocmprov_torch", *on_request]
-    assert _skipped(tags="health") == ["rocmprov_metrics", "rocmprov_containers"]
-    assert _skipped(tags="containers") == ["rocmprov_health", "rocmprov_metrics"]
-    assert _skipped(tags="rocmprov_users,metrics") == ["rocmprov_health", "rocmprov_containers"]
+    assert _skipped(tags="health") == ["rocmprov_metrics", "rocmprov_containers", "rocmprov_heal"]
+    assert _skipped(tags="containers") == ["rocmprov_health", "rocmprov_metrics", "rocmprov_heal"]
+    assert _skipped(tags="heal") == ["rocmprov_health", "rocmprov_metrics", "rocmprov_containers"]
+    assert _skipped(tags="rocmprov_users,metrics") == [
+        "rocmprov_health",
+        "rocmprov_containers",
+        "rocmprov_heal",
+    ]
     assert _skipped(tags="never") == []  # every never-tagged task: every such role may run
     assert _skipped(skip_tags="rocmprov_health") == on_request
     # uninstall takes back what they added too (issue 26)
@@ -130,12 +135,13 @@ def test_skipping_on_request_roles_changes_no_task_list(tmp_path: Path) -> None:
     plain = tasks([])
     ours = tasks(build_cmdline(ApplyOptions(inventory="inv.ini")))
     dropped = [t for t in plain if t not in ours]
-    assert len(dropped) == 3, dropped
+    assert len(dropped) == 4, dropped
     assert all("Validating arguments" in t for t in dropped), dropped
     assert {t.split(" : ")[0] for t in dropped} == {
         "rocmprov_health",
         "rocmprov_metrics",
         "rocmprov_containers",
+        "rocmprov_heal",
     }
     assert [t for t in plain if t in ours] == ours
 
