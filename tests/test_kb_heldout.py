@@ -89,8 +89,9 @@ def test_accuracy_and_benign_share_are_computed_and_documented() -> None:
     print("\n" + summary(figures) + "\n" + table_of_figures(figures))  # shown with pytest -s
     for name in ("top1", "top3", "benign"):
         assert sum(figures.tally(f"{name}.{g}").of for g in ("cited", "not cited")) > 0
-    # floors just under the figures the table frozen for round 6 measures (45.5 % and 75.9 %,
-    # PROGRESS.md): they fail loudly if the table regresses; the aims (90 % each) and the
-    # distance to them are in the doc
-    assert figures.accuracy >= 0.42, summary(figures)
-    assert figures.benign_share >= 0.75, summary(figures)
+    # floors just under the figures of round 9 on 180 cases (45.9 % and 67.6 %, PROGRESS.md;
+    # the benign share fell from 75.9 % when round 8 added 5 harmless lines written after the
+    # table froze, 1 of them recognised): they fail loudly if the table regresses; the aims
+    # (90 % each) and the distance to them are in the doc
+    assert figures.accuracy >= 0.44, summary(figures)
+    assert figures.benign_share >= 0.66, summary(figures)
