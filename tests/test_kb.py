@@ -180,7 +180,7 @@ def test_harmless_noise_ranks_below_any_problem_and_is_flagged() -> None:
     found = match(noise + real)
     assert found[0].id == "kernel.gpu-reset"
     harmless = [m.id for m in found if m.harmless]
-    assert found[-len(harmless):] == [m for m in found if m.harmless]  # after every problem
+    assert found[-len(harmless) :] == [m for m in found if m.harmless]  # after every problem
     assert "noise.psp-runtime-database" in harmless
 
 
@@ -280,6 +280,19 @@ def test_anchor_is_a_long_required_literal_with_a_rare_first_character() -> None
         assert CHAR_PERCENT.get(anchor[0], RARE) < 1.0, (regex, anchor)  # not " ", "e", "0"...
         assert anchor != "kernel"
     assert derive_anchor(r"a|b") == ""
+
+
+def test_an_anchor_is_not_one_bare_word_where_the_message_has_more() -> None:
+    """One word ("filesystem") is on healthy lines too (EXT4's "mounted filesystem"); each hit
+    there costs a regex run that fails, so the anchor takes the message's words around it."""
+    from rocmprov.kb.anchors import choose_anchors, regex_runs
+
+    regex = r"(?P<p>[\w.+-]{1,80}): (?P<path>/opt/rocm\S*) exists in filesystem"
+    anchor = choose_anchors([regex_runs(regex)], starts={"f", "s", "/"})[0]
+    assert anchor != "filesystem", anchor
+    assert anchor not in "[  1.0] EXT4-fs (nvme0n1p3): mounted filesystem with ordered data mode."
+    # one word stays the anchor where the message has nothing else
+    assert choose_anchors([regex_runs(r"(?P<n>\d+) filesystems?")], starts=set())[0] == "filesystem"
 
 
 def test_anchors_are_chosen_together_and_share_first_characters() -> None:

@@ -101,7 +101,9 @@ def _cost(option: tuple[str, bool], starts: set[str]) -> tuple[float, float, int
     anchor, word_start = option
     percent = CHAR_PERCENT.get(anchor[0], RARE)
     new = 0.0 if anchor[0] in starts else percent
-    if len(anchor) < PREFERRED:
+    if len(anchor) < PREFERRED or anchor.strip().isalpha():
+        # short, or one bare word ("filesystem", "firmware"): such words are on healthy lines
+        # too (EXT4's "mounted filesystem"), and every hit there costs a regex run
         new += SHORT_PENALTY
     # then: the rarer first character, a word start, the longer literal
     return new, percent + (0.0 if word_start else 1.0), -min(len(anchor), 24)
