@@ -199,6 +199,8 @@ keyring: /usr/share/keyrings/rocm-archive-keyring.gpg
 sha256:0d1e8f2ab4c3e5f67890abcdef0123456789abcdef0123456789abcdef012345
 git@github.com:ROCm/ROCm.git
 amdgpu 0000:c1:00.0: amdgpu: PSP TA loaded, token ring size 4096
+SSL error:07880109:common libcrypto routines::interrupted or cancelled: ../crypto/passphrase.c:184
+SSL error:1C80009F:Provider routines::unable to get passphrase: ../providers/decode_epki2pki.c:96
 """
 
 

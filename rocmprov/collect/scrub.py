@@ -147,6 +147,24 @@ _ONE_PASS = re.compile(
 )
 # a key that names where a secret is, not the secret: ansible_ssh_private_key_file, token_url
 _WHERE = re.compile(r"(?ai)[_.-](?:file|path|dir|url|uri)s?$")
+# a source location in a program's error ("../crypto/passphrase.c:184", "unable to get
+# passphrase: ../providers/decode_epki2pki.c:96"): where the message was raised, not a secret
+_SOURCE_EXT = frozenset(("c", "cc", "cpp", "cxx", "h", "hpp", "py", "rs", "go"))
+
+
+def _source_file(text: str) -> bool:
+    return (
+        "." in text
+        and not any(c.isspace() for c in text)
+        and (text.rpartition(".")[2] in _SOURCE_EXT)
+    )
+
+
+def _source_location(text: str) -> bool:
+    path, colon, line = text.rpartition(":")
+    return bool(colon) and line.isdigit() and _source_file(path)
+
+
 # nsswitch.conf: "passwd: files systemd" names a database, not a password
 _NSS_SERVICES = frozenset(
     ("files", "systemd", "sss", "ldap", "nis", "nisplus", "compat", "db", "winbind", "dns",
@@ -158,8 +176,11 @@ def _replace(m: re.Match[str]) -> str:
     g = m.groupdict()
     if g["key"] is not None:
         key, sep, value = g["key"], g["sep"], m.group(0)[m.end("sep") - m.start() :]
-        if _WHERE.search(key) or (
-            key.lower() == "passwd" and ":" in sep and value.split()[0] in _NSS_SERVICES
+        if (
+            _WHERE.search(key)
+            or (key.lower() == "passwd" and ":" in sep and value.split()[0] in _NSS_SERVICES)
+            or (":" in sep and _source_file(key) and value.isdigit())
+            or (":" in sep and _source_location(value))
         ):
             return m.group(0)
         quote = g["dq"] or g["sq"] or g["q"] or ""
