@@ -220,6 +220,9 @@ def test_ctrl_c_during_a_json_audit_prints_the_envelope(tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # as from a terminal: a test run started in the background (`cmd &` without job
+            # control) ignores SIGINT, and a child would inherit that and never see Ctrl-C
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         try:
             conn, _ = listener.accept()  # the audit is now waiting on this host
