@@ -140,8 +140,8 @@ def test_the_committed_file_is_what_the_generator_renders() -> None:
          "ncclRemoteError", "network"),
         ("RuntimeError: HIP error: the operation cannot be performed in the present state\n",
          "hipErrorIllegalState", "valid state"),
-        ("hsa_queue_create failed: HSA error code 0x1008\n",
-         "HSA_STATUS_ERROR_OUT_OF_RESOURCES", "0x1008"),
+        ("hsa_queue_create failed: HSA error code 0x1002\n",
+         "HSA_STATUS_ERROR_INVALID_QUEUE_CREATION", "0x1002"),
     ],
 )  # fmt: skip
 def test_a_printed_code_gets_its_meaning_and_the_next_step(
@@ -159,6 +159,32 @@ def test_a_printed_code_gets_its_meaning_and_the_next_step(
 def test_a_code_a_table_entry_explains_is_not_repeated() -> None:
     found = match("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\n")
     assert [m.id for m in found] == ["hip.no-binary-for-gpu"]
+
+
+@pytest.mark.parametrize(
+    ("text", "owner"),
+    [
+        # HSA's hex value of the code rocr.out-of-resources names
+        ("hsa_queue_create failed: HSA error code 0x1008\n", "rocr.out-of-resources"),
+        # HIP's message for hipErrorInvalidDeviceFunction, behind ggml's source location
+        ("CUDA error 98 at ggml-cuda.cu:6246: invalid device function\n",
+         "llm.ggml-invalid-device-function"),
+        ("ROCm error: kernels.cu:88: invalid device function\n", "hip.invalid-device-function"),
+        ("RuntimeError: HIP error: invalid device function\n", "hip.invalid-device-function"),
+    ],
+)  # fmt: skip
+def test_a_code_an_entry_names_by_itself_brings_that_entry_in_every_spelling(
+    text: str, owner: str
+) -> None:
+    found = match(text)
+    assert found[0].id == owner, [m.id for m in found]
+    assert not any(m.id.startswith("code.") for m in found)
+    assert found[0].lines == (1,) and found[0].evidence == (text.strip(),)
+
+
+def test_a_message_is_a_code_only_after_the_prefix_and_a_location_is_not_a_message() -> None:
+    assert match("kernels.cu:88: invalid device function\n") == []
+    assert match("HIP error: kernels.cu:88:\n") == []
 
 
 def test_codes_rank_below_every_table_entry_and_success_is_not_reported() -> None:

@@ -25,8 +25,11 @@ NOT_FAILURES = frozenset({
     "rocblas_status_size_increased", "rocblas_status_perf_degraded", "ncclInProgress",
 })  # fmt: skip
 # HIP's messages are short ("invalid argument"): only after the prefix programs print them
-# with; RCCL's are long and specific enough alone.
-_PREFIXED = re.compile(r"(?:HIP|hip|ROCm|CUDA) error: ([^\n]{1,200})")
+# with ("HIP error: ", ggml's "CUDA error 98 at ggml-cuda.cu:6246: ", "ROCm error: file.cu:NN: ":
+# a source location may stand between); RCCL's are long and specific enough alone.
+_PREFIXED = re.compile(
+    r"(?:HIP|hip|ROCm|CUDA) error(?::| \d{1,4} at) (?:[\w./+-]{1,200}:\d{1,6}: )?([^\n]{1,200})"
+)
 _BARE_MESSAGES = frozenset({"rccl"})
 _MIN_BARE_MESSAGE = 30
 
@@ -133,7 +136,7 @@ def parse_codes(document: Any) -> Codes:
 
 
 # what the HIP-message and HSA-hex forms need on their line (see _PREFIXED and hex_re)
-_LINE_MARKS = ("HIP error: ", "hip error: ", "ROCm error: ", "CUDA error: ",
+_LINE_MARKS = ("HIP error", "hip error", "ROCm error", "CUDA error",
                "HSA ", "HSA_", "HSA:", "hsa_", "hsa ", "ROCr", "rocr")  # fmt: skip
 
 

@@ -13,13 +13,16 @@ first evidence lines, how often it matched, and its captures substituted into th
 Two more passes over the whole text: facts seen anywhere in it (gfx target, ROCm and kernel
 versions, PCI address, GPU name: kb/context.py) fill every entry's placeholders and choose its
 conditional fix; status codes of the ROCm libraries that no entry explained (kb/codes.py, from
-the headers) are reported with their meaning, below every table entry.
+the headers) are looked up: a code an entry owns (one of its patterns is the code's name alone)
+brings that entry in whichever spelling it was printed (HIP's message, HSA's hex value), any
+other is reported with its meaning, below every table entry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from rocmprov.kb import codes as status_codes
@@ -168,6 +171,36 @@ def _code_result(hit: status_codes.Hit, codes: status_codes.Codes) -> Match:
     )
 
 
+@lru_cache(maxsize=4)
+def _code_owners(table: Table, index: status_codes.Codes) -> dict[str, int]:
+    """Status codes an entry owns: one of its patterns is the code's name alone, so the entry
+    already claims every line that names the code; the code's other spellings (HIP's message,
+    HSA's hex value) are then its evidence too."""
+    owners: dict[str, int] = {}
+    for i, entry in enumerate(table.entries):
+        for pattern in entry.patterns:
+            name = pattern.regex.replace(r"\b", "")
+            if name in index.by_name and not entry.harmless:
+                owners.setdefault(name, i)
+    return owners
+
+
+def _owned_by_entries(
+    table: Table, index: status_codes.Codes, hits: list[status_codes.Hit], found: dict[int, Found]
+) -> list[status_codes.Hit]:
+    """Adds to `found` the owning entry of each code hit (see _code_owners); returns the hits no
+    entry owns, which are reported as bare codes."""
+    owners = _code_owners(table, index)
+    rest: list[status_codes.Hit] = []
+    for hit in hits:
+        owner = owners.get(hit.code.name)
+        if owner is None:
+            rest.append(hit)
+        elif owner not in found:
+            found[owner] = Found(hit.line, [hit.line], [clip(hit.evidence)], count=1)
+    return rest
+
+
 def _add_unwrapped(text: str, compiled: Any, found: dict[int, Found]) -> None:
     """Entries found only once lines a terminal wrapped at its width are joined back
     (kb/reflow.py), with their line numbers in the original text."""
@@ -199,15 +232,17 @@ def analyse(
     if len(text) <= UNWRAP_ALWAYS or not any(not table.entries[i].harmless for i in found):
         _add_unwrapped(text, compiled, found)
     found = _drop_superseded(table, found)
+    hits: list[status_codes.Hit] = []
+    code_like: list[str] = []
+    if index is not None and code_lines:
+        explained = {n for acc in found.values() for n in acc.lines}
+        hits, code_like = status_codes.find_lines(list(code_lines.values()), index)
+        hits = _owned_by_entries(table, index, [h for h in hits if h.line not in explained], found)
     facts = extract(text, _needed(table, found)) if found else []
     values = {f.name: f.value for f in facts}
     values.update({str(k): str(v) for k, v in (context or {}).items() if v is not None})
     results = [_result(table.entries[i], acc, values) for i, acc in found.items()]
-    code_like: list[str] = []
-    if index is not None and code_lines:
-        hits, code_like = status_codes.find_lines(list(code_lines.values()), index)
-        explained = {n for r in results for n in r.lines}
-        results += [_code_result(h, index) for h in hits if h.line not in explained]
+    results += [_code_result(h, index) for h in hits if index is not None]
     results.sort(key=lambda r: (-r.score, r.lines[0] if r.lines else 0, r.id))
     return Analysis(matches=results, facts=facts, code_like=code_like)
 
