@@ -1,13 +1,14 @@
 """Pattern hygiene (issue 28, item 1): every entry still ranks first on variants of its own
 fixture that a user may paste instead (its matched lines alone, without the lines around them;
 tests/kbvariants.py: log prefixes stripped and added, lines wrapped at 120 and 80 columns,
+quoted, indented or with a web page's spacing,
 lines cut at 120 and 80 columns after the message's distinctive words, other gfx targets, PCI
 addresses, versions, paths, addresses and process ids). A pattern that hard-codes a varying
 value or requires optional context fails here with the entry's id and the variant's name.
 
 The matcher's own help: a multi-line pattern allows a log prefix on each later line, a
 single-line one a line cut after its anchor (rocmprov/kb/prefixes.py), and lines a terminal
-wrapped at its width are joined back (rocmprov/kb/reflow.py).
+wrapped at its width are joined back and spacing is made plain (rocmprov/kb/reflow.py).
 """
 
 from __future__ import annotations
@@ -91,3 +92,5 @@ def test_the_generator_makes_the_variants_it_promises() -> None:
     assert "/opt/rocm-7.3.1" in names["value-rocm-path"]
     assert "/home/someone.else" in names["value-home"] and "pid=5353" in names["value-pid"]
     assert names["truncated-80"] == names["prefix-stripped"][:80]
+    assert names["quoted"].startswith("> amdgpu") and names["indented"].startswith("    amdgpu")
+    assert "\u00a0" in names["web-spacing"] and "  " in names["web-spacing"]

@@ -1,9 +1,9 @@
-"""Lines a terminal wrapped at its width are joined back before matching (kb/reflow.py)."""
+"""Text as a terminal or a web page mangled it is put back before matching (kb/reflow.py)."""
 
 from __future__ import annotations
 
 from rocmprov.kb.matcher import analyse
-from rocmprov.kb.reflow import unwrap
+from rocmprov.kb.reflow import loosen, plain_spacing, unwrap
 
 # the message starts at column 70: a terminal 80 columns wide cuts it in two
 ERROR = "p" * 70 + "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"
@@ -31,3 +31,30 @@ def test_an_error_wrapped_at_80_columns_is_found_on_its_first_line() -> None:
     assert "hip.no-binary-for-gpu" not in {m.id for m in analyse(_wrap(ERROR, 100)[:80]).matches}
     hit = found["hip.no-binary-for-gpu"]
     assert hit.lines == (2,) and ERROR in hit.evidence[0]
+
+
+# ---------------------------------------------------------------- a web page's or a reply's spacing
+
+
+def test_plain_spacing_makes_every_run_of_spaces_one_and_drops_quotes_and_indentation() -> None:
+    text = "> > HIP\u00a0error:\t invalid  device\u2009function\n    at line\n>>> prompt stays\n"
+    assert plain_spacing(text) == "HIP error: invalid device function\nat line\n>>> prompt stays\n"
+
+
+def test_loosen_unwraps_a_quoted_paste_at_the_terminal_width_without_its_quote_marks() -> None:
+    quoted = "\n".join("> " + piece for piece in _wrap(ERROR, 80).split("\n"))
+    (loose, starts), *_ = loosen("run\n" + quoted + "\n")
+    assert loose.split("\n")[1] == ERROR and starts == [1, 2, 4]
+    assert loosen("plain text\n") == []
+
+
+def test_loosen_also_unwraps_a_quote_wrapped_with_its_marks() -> None:
+    ways = loosen(_wrap("> " + ERROR, 80) + "\n")
+    assert any(loose == ERROR + "\n" and starts[0] == 1 for loose, starts in ways)
+
+
+def test_an_error_pasted_with_a_web_pages_spacing_is_found_on_its_own_line() -> None:
+    text = "step 1\n>  RuntimeError:\u00a0HIP\u00a0error:  invalid device function\n"
+    (hit,) = [m for m in analyse(text).matches if m.id == "hip.invalid-device-function"]
+    assert hit.lines == (2,)
+    assert analyse("step 1\n", codes=True).matches == []

@@ -27,12 +27,13 @@ from typing import Any
 
 from rocmprov.kb import codes as status_codes
 from rocmprov.kb.context import FACTS, Fact, extract, hint
-from rocmprov.kb.reflow import unwrap
+from rocmprov.kb.reflow import loosen
 from rocmprov.kb.scan import MAX_COUNT, MAX_EVIDENCE, Found, clip, compile_table, scan
 from rocmprov.kb.table import PLACEHOLDER_RE, Entry, Table, load_table
 
 KIND_WEIGHT = {"root-cause": 400, "symptom": 200, "noise": 0}
-# Lines a terminal wrapped are joined back and scanned again (kb/reflow.py) for a text up to
+# Lines a terminal wrapped are joined back, spacing made plain, and the text scanned again
+# (kb/reflow.py) for a text up to
 # this size (a pasted message), and for a larger one (a whole log) only when it showed no
 # real cause: the extra pass over every line is not paid on big logs that already explain.
 UNWRAP_ALWAYS = 256 * 1024
@@ -201,17 +202,17 @@ def _owned_by_entries(
     return rest
 
 
-def _add_unwrapped(text: str, compiled: Any, found: dict[int, Found]) -> None:
-    """Entries found only once lines a terminal wrapped at its width are joined back
-    (kb/reflow.py), with their line numbers in the original text."""
-    joined, starts = unwrap(text)
-    if not starts:
-        return
-    for i, acc in scan(joined, compiled, None).items():
-        if i not in found:
-            acc.first_line = starts[acc.first_line - 1]
-            acc.lines = [starts[n - 1] for n in acc.lines]
-            found[i] = acc
+def _add_loosened(text: str, compiled: Any, found: dict[int, Found]) -> None:
+    """Entries found only once lines a terminal wrapped at its width are joined back and the
+    spacing a web page or a quoted reply changed is made plain (kb/reflow.py), with their line
+    numbers in the original text."""
+    for loose, starts in loosen(text):
+        for i, acc in scan(loose, compiled, None).items():
+            if i not in found:
+                if starts:
+                    acc.first_line = starts[acc.first_line - 1]
+                    acc.lines = [starts[n - 1] for n in acc.lines]
+                found[i] = acc
 
 
 def analyse(
@@ -230,7 +231,7 @@ def analyse(
     compiled = compile_table(table, index)
     found = scan(text, compiled, code_lines) if text else {}
     if len(text) <= UNWRAP_ALWAYS or not any(not table.entries[i].harmless for i in found):
-        _add_unwrapped(text, compiled, found)
+        _add_loosened(text, compiled, found)
     found = _drop_superseded(table, found)
     hits: list[status_codes.Hit] = []
     code_like: list[str] = []

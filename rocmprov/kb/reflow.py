@@ -1,4 +1,5 @@
-"""Lines a terminal or a web page wrapped at its width, joined back. Pure.
+"""Text as a terminal or a web page mangled it, put back: wrapped lines joined, spacing made
+plain. Pure.
 
 A message pasted from a terminal (or copied from a page that wraps long lines) arrives cut
 into pieces of exactly the terminal's width: 80 columns, often 100, 120, 132, 160 or 200. A
@@ -6,10 +7,23 @@ pattern written from the whole line matches none of the pieces. `unwrap` joins e
 lines whose every line but the last has exactly one of those widths back into one line and
 says where each line of the result began in the original; the matcher scans that text too
 (kb/matcher.py says when).
+
+A message copied from a web page, a chat or a quoted reply also arrives with other spacing:
+non-breaking or other Unicode spaces, tabs or runs of spaces where the program printed one,
+and a Markdown quote (`> `) or an indentation before each line. `plain_spacing` makes every
+run of spaces one ASCII space and drops the quote marks and indentation, line by line (line
+numbers stay); `loosen` does both.
 """
 
 from __future__ import annotations
 
+import re
+
+# no-break, en/em and other Unicode spaces, tabs; a run of them (or of plain spaces) is one space
+_ODD_SPACE = "\t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
+_SPACES = re.compile(f"[ {_ODD_SPACE}]{{2,}}|[{_ODD_SPACE}]")
+_QUOTE = re.compile(r"^(?:[ \t]*>(?=[ \t]|$)[ \t]?)+", re.MULTILINE)  # "> ", "> > "; not ">>> "
+_INDENT = re.compile(r"^[ \t]+", re.MULTILINE)
 WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
 MAX_RUN = 40  # lines joined into one, at most (a message, not a whole log)
 
@@ -37,3 +51,24 @@ def unwrap(text: str) -> tuple[str, list[int]]:
         starts.append(i + 1)
         i = j + 1
     return ("\n".join(out), starts) if changed else (text, [])
+
+
+def plain_spacing(text: str) -> str:
+    """Every run of spaces (of any kind) one ASCII space, a line's Markdown quote marks and
+    indentation dropped. Lines stay where they were."""
+    return _SPACES.sub(" ", _INDENT.sub("", _QUOTE.sub("", text)))
+
+
+def loosen(text: str) -> list[tuple[str, list[int]]]:
+    """The text put back, each way that changes it: (text, 1-based original line number of each
+    of its lines, or [] when they did not move). `unwrap` of the lines without their quote marks
+    (terminal output pasted into a quote) and, for a quoted text, of the lines as they are (a
+    quote wrapped with its marks), each then `plain_spacing`."""
+    unquoted = _QUOTE.sub("", text)
+    ways = [unwrap(unquoted)] + ([unwrap(text)] if unquoted != text else [])
+    out: list[tuple[str, list[int]]] = []
+    for joined, starts in ways:
+        plain = plain_spacing(joined)
+        if plain != text and all(plain != seen for seen, _ in out):
+            out.append((plain, starts))
+    return out
