@@ -1,9 +1,9 @@
 """Variants of an entry's own fixture that a user may paste instead (issue 28, item 1).
 
 The same error reaches `explain` with another log prefix (or none), cut to a terminal's width,
-wrapped at a terminal's width, quoted, indented or with a web page's spacing (no-break spaces,
-runs of spaces), or with other values where the fixture has one machine's:
-another gfx target, PCI address,
+wrapped at a terminal's width, logged as one JSON string, quoted, indented or with a web page's
+spacing (no-break spaces, runs of spaces), or with other values where the fixture has one
+machine's: another gfx target, PCI address,
 ROCm or package version, user's home, process id or address. An entry whose pattern fails on
 such a variant hard-codes a varying value or requires optional context.
 
@@ -14,6 +14,7 @@ Pure; used by tests/test_kb_hygiene.py.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 
@@ -129,6 +130,8 @@ def variants(text: str, anchors: tuple[str, ...] = ()) -> list[tuple[str, str]]:
         if cut != bare and present and all(a in cut for a in present):
             out.append((f"truncated-{width}", cut))
     out.extend((f"value-{name}", changed) for name, changed in other_values(text))
+    # logged as one JSON string (docker's json-file, a structured logger)
+    out.append(("json-escaped", '{"log": ' + json.dumps(bare) + "}"))
     # pasted into a quoted reply, a Markdown code block, or copied from a web page or chat
     out.append(("quoted", add_prefix(bare, "> ")))
     out.append(("indented", add_prefix(bare, "    ")))

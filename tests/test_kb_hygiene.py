@@ -1,7 +1,7 @@
 """Pattern hygiene (issue 28, item 1): every entry still ranks first on variants of its own
 fixture that a user may paste instead (its matched lines alone, without the lines around them;
 tests/kbvariants.py: log prefixes stripped and added, lines wrapped at 120 and 80 columns,
-quoted, indented or with a web page's spacing,
+logged as one JSON string, quoted, indented or with a web page's spacing,
 lines cut at 120 and 80 columns after the message's distinctive words, other gfx targets, PCI
 addresses, versions, paths, addresses and process ids). A pattern that hard-codes a varying
 value or requires optional context fails here with the entry's id and the variant's name.
@@ -64,7 +64,10 @@ def _failures(entry_id: str) -> list[str]:
 # Entries not recognised yet on their fixture wrapped at 80/120 columns: the line that is
 # joined back is a URL that apt printed across lines with other text in between. Same rule.
 REFLOW_DEBT = {"apt.dnf-radeon-repodata-404", "apt.no-ca-certificates-https-repo"}
-DEBTS = {"truncated-": CUT_DEBT, "reflowed-": REFLOW_DEBT}
+# Logged as one JSON string, every line is the log's one line: two harmless lines of the same
+# kernel message then tie and rank by id. Same rule.
+ESCAPED_DEBT = {"noise.psp-runtime-database"}
+DEBTS = {"truncated-": CUT_DEBT, "reflowed-": REFLOW_DEBT, "json-": ESCAPED_DEBT}
 
 
 @pytest.mark.parametrize("entry_id", IDS)
@@ -94,3 +97,7 @@ def test_the_generator_makes_the_variants_it_promises() -> None:
     assert names["truncated-80"] == names["prefix-stripped"][:80]
     assert names["quoted"].startswith("> amdgpu") and names["indented"].startswith("    amdgpu")
     assert "\u00a0" in names["web-spacing"] and "  " in names["web-spacing"]
+    assert (
+        names["json-escaped"].startswith('{"log": "amdgpu 0000:03:00.0')
+        and "\n" not in names["json-escaped"]
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rocmprov.kb.matcher import analyse
-from rocmprov.kb.reflow import loosen, plain_spacing, unwrap
+from rocmprov.kb.reflow import loosen, plain_spacing, unescape, unwrap
 
 # the message starts at column 70: a terminal 80 columns wide cuts it in two
 ERROR = "p" * 70 + "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"
@@ -58,3 +58,21 @@ def test_an_error_pasted_with_a_web_pages_spacing_is_found_on_its_own_line() -> 
     (hit,) = [m for m in analyse(text).matches if m.id == "hip.invalid-device-function"]
     assert hit.lines == (2,)
     assert analyse("step 1\n", codes=True).matches == []
+
+
+def test_unescape_puts_back_a_message_logged_as_an_escaped_string() -> None:
+    text = 'start\n{"log": "HIP error: x\\nnext \\"q\\" C:\\\\new \\u2018y\\u2019"}\nend'
+    assert unescape(text) == (
+        'start\n{"log": "HIP error: x\nnext "q" C:\\new \u2018y\u2019"}\nend',
+        [1, 2, 2, 3],
+    )
+    assert unescape("no escaped newline \\t here\n") == ("no escaped newline \\t here\n", [])
+
+
+def test_an_error_in_a_json_log_line_is_found_on_that_line() -> None:
+    text = (
+        'boot\n{"log":"Traceback (most recent call last):\\n'
+        'RuntimeError: HIP error: invalid device function\\n"}\n'
+    )
+    (hit,) = [m for m in analyse(text).matches if m.id == "hip.invalid-device-function"]
+    assert hit.lines == (2,)

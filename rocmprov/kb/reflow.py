@@ -12,7 +12,9 @@ A message copied from a web page, a chat or a quoted reply also arrives with oth
 non-breaking or other Unicode spaces, tabs or runs of spaces where the program printed one,
 and a Markdown quote (`> `) or an indentation before each line. `plain_spacing` makes every
 run of spaces one ASCII space and drops the quote marks and indentation, line by line (line
-numbers stay); `loosen` does both.
+numbers stay). A message logged as an escaped string (JSON logs, a Python exception's repr)
+arrives on one line with `\\n` between its lines: `unescape` puts them back. `loosen` does all
+of it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ _ODD_SPACE = "\t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
 _SPACES = re.compile(f"[ {_ODD_SPACE}]{{2,}}|[{_ODD_SPACE}]")
 _QUOTE = re.compile(r"^(?:[ \t]*>(?=[ \t]|$)[ \t]?)+", re.MULTILINE)  # "> ", "> > "; not ">>> "
 _INDENT = re.compile(r"^[ \t]+", re.MULTILINE)
+# an escaped string's \n, \r\n, \t, \", \', \\ and \uXXXX (one pass: \\n is a backslash and an n)
+_ESCAPE = re.compile(r"\\(?:r\\n|[nt\"'\\]|u[0-9a-fA-F]{4})")
+_ESCAPED = {"n": "\n", "t": "\t", '"': '"', "'": "'", "\\": "\\"}
 WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
 MAX_RUN = 40  # lines joined into one, at most (a message, not a whole log)
 
@@ -59,16 +64,52 @@ def plain_spacing(text: str) -> str:
     return _SPACES.sub(" ", _INDENT.sub("", _QUOTE.sub("", text)))
 
 
+def _unescaped(m: re.Match[str]) -> str:
+    escape = m.group()
+    return chr(int(escape[2:], 16)) if escape[1] == "u" else _ESCAPED[escape[-1]]
+
+
+def unescape(text: str) -> tuple[str, list[int]]:
+    """A message held as an escaped string on one log line (a JSON log's "log" field, Python's
+    repr of an exception) with its \\n, \\t, \\" and \\uXXXX put back: (text, 1-based original line
+    number of each of its lines), or (text, []) when it holds no escaped newline."""
+    if "\\n" not in text:
+        return text, []
+    out: list[str] = []
+    starts: list[int] = []
+    for number, line in enumerate(text.split("\n"), 1):
+        if "\\" in line:
+            line = _ESCAPE.sub(_unescaped, line)
+        pieces = line.split("\n")
+        out.extend(pieces)
+        starts.extend([number] * len(pieces))
+    return "\n".join(out), starts
+
+
+def _through(outer: list[int], inner: list[int]) -> list[int]:
+    """Line numbers of a text made in two steps: `outer` maps into the first step's text,
+    `inner` from there into the original ([] = lines did not move)."""
+    if not inner or not outer:
+        return outer or inner
+    return [inner[n - 1] for n in outer]
+
+
 def loosen(text: str) -> list[tuple[str, list[int]]]:
     """The text put back, each way that changes it: (text, 1-based original line number of each
-    of its lines, or [] when they did not move). `unwrap` of the lines without their quote marks
-    (terminal output pasted into a quote) and, for a quoted text, of the lines as they are (a
-    quote wrapped with its marks), each then `plain_spacing`."""
-    unquoted = _QUOTE.sub("", text)
-    ways = [unwrap(unquoted)] + ([unwrap(text)] if unquoted != text else [])
+    of its lines, or [] when they did not move). From the text and, when it holds escaped
+    newlines, from it `unescape`d: `unwrap` of the lines without their quote marks (terminal
+    output pasted into a quote) and, for a quoted text, of the lines as they are (a quote
+    wrapped with its marks), each then `plain_spacing`."""
+    bases = [(text, list[int]())]
+    unescaped, lines = unescape(text)
+    if lines:
+        bases.append((unescaped, lines))
     out: list[tuple[str, list[int]]] = []
-    for joined, starts in ways:
-        plain = plain_spacing(joined)
-        if plain != text and all(plain != seen for seen, _ in out):
-            out.append((plain, starts))
+    for base, base_lines in bases:
+        unquoted = _QUOTE.sub("", base)
+        ways = [unwrap(unquoted)] + ([unwrap(base)] if unquoted != base else [])
+        for joined, starts in ways:
+            plain = plain_spacing(joined)
+            if plain != text and all(plain != seen for seen, _ in out):
+                out.append((plain, _through(starts, base_lines)))
     return out
