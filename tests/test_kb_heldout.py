@@ -43,6 +43,16 @@ def test_the_set_is_as_large_as_the_issue_asks() -> None:
     assert len({normalise(c.source) for c in CASES}) >= 0.9 * len(CASES)  # ~one case a report
 
 
+def test_no_case_is_counted_twice() -> None:
+    """Two cases of one report are two lines of it (a harmless line and the failure), never
+    the same text again: it would count one answer twice."""
+    seen: dict[tuple[str, str], str] = {}
+    for case in CASES:
+        key = (normalise(case.source), " ".join(case.text.split()))
+        assert key not in seen, f"{case.name} repeats {seen[key]}"
+        seen[key] = case.name
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_a_case_is_held_out_labelled_and_real_text(case) -> None:  # type: ignore[no-untyped-def]
     assert side(case.source) == "heldout", case.source
