@@ -134,7 +134,7 @@ def cut_at_line_end(regex: str, anchor: str) -> str:
             break
     if end < 0 or end == len(parts) - 1:
         return regex
-    return "".join(parts[: end + 1]) + _cut_tail(parts[end + 1 :])
+    return "".join(parts[: end + 1]) + _cut_tail(parts[end + 1 :], parts[end])
 
 
 _GROUP_OPEN = re.compile(r"\((?:\?P<\w+>|\?:)?")
@@ -149,12 +149,20 @@ def _cut_atom(atom: str) -> str:
     inner = atoms(atom[opener.end() : -1])
     if not inner or atoms(atom) != [atom]:
         return atom
-    return atom[: opener.end()] + inner[0] + _cut_tail(inner[1:]) + ")"
+    return atom[: opener.end()] + inner[0] + _cut_tail(inner[1:], inner[0]) + ")"
 
 
-def _cut_tail(parts: list[str]) -> str:
-    """`(?:a(?:b(?:c|END)|END)|END)` over `parts`, groups cut inside as well."""
+_OPEN_ENDED = re.compile(r"(?:[*+]|\{\d*,\})[?+]?$")
+
+
+def _cut_tail(parts: list[str], before: str) -> str:
+    """`(?:a(?:b(?:c|END)|END)|END)` over `parts` (`before`: the atom just before them),
+    groups cut inside as well. No END right after an open-ended atom (`\\w+`, `\\S*`): a line
+    that ends there is whole, not cut (`undefined symbol: hip\\w+R0600` must not take any
+    `undefined symbol: hipFoo` for a cut `...R0600`)."""
     tail = ""
-    for atom in reversed(parts):
-        tail = f"(?:{_cut_atom(atom)}{tail}|{_CUT_END})"
+    for k in range(len(parts) - 1, -1, -1):
+        previous = parts[k - 1] if k else before
+        end = "" if _OPEN_ENDED.search(previous) else f"|{_CUT_END}"
+        tail = f"(?:{_cut_atom(parts[k])}{tail}{end})"
     return tail

@@ -1,0 +1,33 @@
+"""A line cut at a terminal's width after a message's distinctive words (kb/prefixes.py)."""
+
+from __future__ import annotations
+
+import re
+
+from rocmprov.kb import match
+from rocmprov.kb.prefixes import cut_at_line_end
+
+
+def _matches(regex: str, anchor: str, line: str) -> bool:
+    return re.search(cut_at_line_end(regex, anchor), line) is not None
+
+
+def test_a_line_cut_anywhere_after_the_anchor_still_matches() -> None:
+    regex, anchor = r"Unable to find code object for all current devices", "Unable to find code"
+    assert _matches(regex, anchor, "x: Unable to find code object for all cur")
+    assert _matches(regex, anchor, "x: Unable to find code object for all cur...")
+    assert not _matches(regex, anchor, "x: Unable to find code object for some devices")
+
+
+def test_a_line_that_ends_after_an_open_ended_atom_is_whole_not_cut() -> None:
+    regex, anchor = r"undefined symbol: (?P<symbol>hip\w+R0600)", "undefined symbol: "
+    assert _matches(regex, anchor, "undefined symbol: hipGetDevicePropertiesR0600")
+    assert _matches(regex, anchor, "undefined symbol: hipGetDevicePropertiesR06")  # cut in R0600
+    assert not _matches(regex, anchor, "undefined symbol: hiprtcCompileProgram")
+
+
+def test_a_hip_symbol_other_than_r0600_is_not_diagnosed_as_the_rocm6_abi() -> None:
+    ids = [m.id for m in match("ImportError: ./ext.so: undefined symbol: hipGetDeviceProperties\n")]
+    assert "hip.abi-r0600-undefined-symbol" not in ids
+    text = "ImportError: ./ext.so: undefined symbol: hipGetDevicePropertiesR0600\n"
+    assert match(text)[0].id == "hip.abi-r0600-undefined-symbol"
