@@ -1,11 +1,11 @@
-"""A line cut at a terminal's width after a message's distinctive words (kb/prefixes.py)."""
+"""Log prefixes in a multi-line message; a line cut at a terminal's width (kb/prefixes.py)."""
 
 from __future__ import annotations
 
 import re
 
 from rocmprov.kb import match
-from rocmprov.kb.prefixes import cut_at_line_end
+from rocmprov.kb.prefixes import continued, cut_at_line_end
 
 
 def _matches(regex: str, anchor: str, line: str) -> bool:
@@ -31,3 +31,11 @@ def test_a_hip_symbol_other_than_r0600_is_not_diagnosed_as_the_rocm6_abi() -> No
     assert "hip.abi-r0600-undefined-symbol" not in ids
     text = "ImportError: ./ext.so: undefined symbol: hipGetDevicePropertiesR0600\n"
     assert match(text)[0].id == "hip.abi-r0600-undefined-symbol"
+
+
+def test_an_optional_line_break_stays_optional_with_a_log_prefix_allowed_after_it() -> None:
+    regex = re.compile(continued(r"Error code:\s*\n?\s*43 \| AMDSMI"), re.MULTILINE)
+    assert regex.search("Error code: 43 | AMDSMI")
+    assert regex.search("Error code:\n43 | AMDSMI")
+    assert regex.search("Error code:\n[   12.5] 43 | AMDSMI")
+    assert not regex.search("Error code:\n\n\nx 43 | AMDSMI")

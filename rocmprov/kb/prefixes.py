@@ -29,9 +29,12 @@ def continued(regex: str) -> str:
         ch = regex[i]
         if ch == "\\" and i + 1 < len(regex):
             pair = regex[i : i + 2]
-            out.append(pair)
             if pair == r"\n" and not in_class:
-                out.append(LOG_PREFIX + "?")
+                # a quantified break (`\n?`, `\n*`) keeps its quantifier: group it with its prefix
+                quantified = regex[i + 2 : i + 3] in ("?", "*", "+", "{")
+                out.append(f"(?:\\n{LOG_PREFIX}?)" if quantified else f"\\n{LOG_PREFIX}?")
+            else:
+                out.append(pair)
             i += 2
             continue
         if ch == "[" and not in_class:
