@@ -32,9 +32,9 @@ IDS = [e.id for e in TABLE.entries]
 CUT_DEBT = {
     "apt.therock-profiler-libdw-sles",
     "compiler.hipcc-clang-missing", "dkms.module-not-newer-than-kernel",
-    "framework.tf-rocm-gpu-arch-unsupported", "hip.libamdhip64-missing",
-    "hsa.memory-access-fault", "miopen.comgr-invalid-isa-name", "miopen.hiprtc-compile-failed",
-    "noise.amdgcn-wavefront-size-deprecated", "noise.tmz-disabled",
+    "framework.tf-rocm-gpu-arch-unsupported",
+    "miopen.comgr-invalid-isa-name", "miopen.hiprtc-compile-failed",
+    "noise.amdgcn-wavefront-size-deprecated",
 } | {
     # Policy, not debt: their fixture's line is cut at 80/120 columns inside a varying value
     # (a path, a package file name) that an open-ended atom (\S+, \w+) matches. A line that
