@@ -182,6 +182,12 @@ def test_a_code_an_entry_names_by_itself_brings_that_entry_in_every_spelling(
     assert found[0].lines == (1,) and found[0].evidence == (text.strip(),)
 
 
+def test_a_hex_value_brings_the_owning_entry_only_on_a_status_line() -> None:
+    (bare,) = match("HSA_ENABLE_SDMA=0 mask 0x2a\n")
+    assert bare.id == "code.hsa.HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION"
+    assert match("hsa_signal_wait returned HSA status 0x2a\n")[0].id == "rocr.illegal-instruction"
+
+
 def test_a_message_is_a_code_only_after_the_prefix_and_a_location_is_not_a_message() -> None:
     assert match("kernels.cu:88: invalid device function\n") == []
     assert match("HIP error: kernels.cu:88:\n") == []

@@ -39,3 +39,20 @@ def test_an_optional_line_break_stays_optional_with_a_log_prefix_allowed_after_i
     assert regex.search("Error code:\n43 | AMDSMI")
     assert regex.search("Error code:\n[   12.5] 43 | AMDSMI")
     assert not regex.search("Error code:\n\n\nx 43 | AMDSMI")
+
+
+def test_a_short_line_is_whole_and_only_a_long_or_ellipsis_line_is_taken_as_cut() -> None:
+    """A line that ends where a pattern could be cut is a cut line only when it is as long as a
+    terminal's or a formatter's width, or ends with an ellipsis (kb/scan.py, MIN_CUT)."""
+    assert match("HIP version file: /opt/rocm/.info/version\n") == []
+    assert match("HIP version file: /opt/rocm/.info/vers...\n")[0].id == (
+        "compiler.hip-version-file-missing"
+    )
+    long_cut = "x" * 50 + " HIP version file: /opt/rocm/.info/version\n"
+    assert match(long_cut)[0].id == "compiler.hip-version-file-missing"
+
+
+def test_an_optional_atom_after_an_open_ended_one_does_not_open_a_cut() -> None:
+    regex, anchor = r"undefined symbol: \w+(?:\.so)?R0600", "undefined symbol: "
+    assert not _matches(regex, anchor, "x" * 70 + " undefined symbol: hipFoo")
+    assert _matches(regex, anchor, "x" * 70 + " undefined symbol: hipFooR06")

@@ -17,12 +17,13 @@ def test_unwrap_joins_runs_of_exact_width_and_maps_line_numbers() -> None:
     text = "first line\n" + _wrap("x" * 200 + " end", 80) + "\nlast line"
     joined, starts = unwrap(text)
     assert joined.split("\n") == ["first line", "x" * 200 + " end", "last line"]
-    assert starts == [1, 2, 5]
+    assert list(starts) == [1, 2, 5]
 
 
 def test_unwrap_leaves_unwrapped_text_alone() -> None:
     text = "short\n" + "y" * 79 + "\nz"
-    assert unwrap(text) == (text, [])
+    joined, starts = unwrap(text)
+    assert joined == text and not starts
 
 
 def test_an_error_wrapped_at_80_columns_is_found_on_its_first_line() -> None:
@@ -44,7 +45,7 @@ def test_plain_spacing_makes_every_run_of_spaces_one_and_drops_quotes_and_indent
 def test_loosen_unwraps_a_quoted_paste_at_the_terminal_width_without_its_quote_marks() -> None:
     quoted = "\n".join("> " + piece for piece in _wrap(ERROR, 80).split("\n"))
     (loose, starts), *_ = loosen("run\n" + quoted + "\n")
-    assert loose.split("\n")[1] == ERROR and starts == [1, 2, 4]
+    assert loose.split("\n")[1] == ERROR and list(starts) == [1, 2, 4]
     assert loosen("plain text\n") == []
 
 
@@ -62,11 +63,23 @@ def test_an_error_pasted_with_a_web_pages_spacing_is_found_on_its_own_line() -> 
 
 def test_unescape_puts_back_a_message_logged_as_an_escaped_string() -> None:
     text = 'start\n{"log": "HIP error: x\\nnext \\"q\\" C:\\\\new \\u2018y\\u2019"}\nend'
-    assert unescape(text) == (
-        'start\n{"log": "HIP error: x\nnext "q" C:\\new \u2018y\u2019"}\nend',
-        [1, 2, 2, 3],
-    )
-    assert unescape("no escaped newline \\t here\n") == ("no escaped newline \\t here\n", [])
+    put_back, lines = unescape(text)
+    assert put_back == 'start\n{"log": "HIP error: x\nnext "q" C:\\new \u2018y\u2019"}\nend'
+    assert list(lines) == [1, 2, 2, 3]
+    same, none = unescape("no escaped newline \\t here\n")
+    assert same == "no escaped newline \\t here\n" and not none
+
+
+def test_an_escaped_emoji_is_one_character_and_a_lone_surrogate_is_replaced() -> None:
+    """json.dumps writes an emoji as a surrogate pair (\\ud83d\\ude80); two lone surrogates in
+    the evidence could not be printed (explain crashed with exit 3)."""
+    put_back, _ = unescape('{"log": "\\ud83d\\ude80 start\\nbad \\ud800 end"}')
+    assert put_back == '{"log": "\U0001f680 start\nbad \ufffd end"}'
+    text = '{"log": "\\ud83d\\ude80 x\\nRuntimeError: HIP error: invalid device function\\n"}\n'
+    found = analyse(text).matches
+    assert found[0].id == "hip.invalid-device-function"
+    for evidence in found[0].evidence:
+        evidence.encode("utf-8")  # printable
 
 
 def test_an_error_in_a_json_log_line_is_found_on_that_line() -> None:
@@ -76,3 +89,19 @@ def test_an_error_in_a_json_log_line_is_found_on_that_line() -> None:
     )
     (hit,) = [m for m in analyse(text).matches if m.id == "hip.invalid-device-function"]
     assert hit.lines == (2,)
+
+
+def test_a_harmless_line_found_by_the_second_pass_does_not_hide_a_code_on_the_same_line() -> None:
+    text = (
+        '{"log":"hsa_queue_create failed with HSA_STATUS_ERROR_INVALID_QUEUE_CREATION\\n'
+        'rocr: Use of non-host\\tsignal in host signal wait API"}\n'
+    )
+    ids = [m.id for m in analyse(text).matches]
+    assert "code.hsa.HSA_STATUS_ERROR_INVALID_QUEUE_CREATION" in ids, ids
+
+
+def test_evidence_of_the_second_pass_names_each_original_line_once() -> None:
+    message = "HIP\u00a0error: invalid device function"  # a no-break space: the first pass misses
+    text = '{"log":"' + message + "\\n" + message + '"}\n'
+    (hit,) = [m for m in analyse(text).matches if m.id == "hip.invalid-device-function"]
+    assert hit.lines == (1,) and len(hit.evidence) == 1

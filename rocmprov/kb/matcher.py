@@ -20,6 +20,7 @@ other is reported with its meaning, below every table entry.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -186,6 +187,10 @@ def _code_owners(table: Table, index: status_codes.Codes) -> dict[str, int]:
     return owners
 
 
+# A hex value is a status code's only when the line says so (not "HSA_ENABLE_SDMA=0 mask 0x2a").
+_STATUS_WORDS = re.compile(r"(?i)error|status|fail|returned|code|fault")
+
+
 def _owned_by_entries(
     table: Table, index: status_codes.Codes, hits: list[status_codes.Hit], found: dict[int, Found]
 ) -> list[status_codes.Hit]:
@@ -195,24 +200,29 @@ def _owned_by_entries(
     rest: list[status_codes.Hit] = []
     for hit in hits:
         owner = owners.get(hit.code.name)
-        if owner is None:
-            rest.append(hit)
+        if owner is None or (hit.how == "hex" and not _STATUS_WORDS.search(hit.evidence)):
+            rest.append(hit)  # a hex value beside "HSA" without a status word: maybe a mask
         elif owner not in found:
             found[owner] = Found(hit.line, [hit.line], [clip(hit.evidence)], count=1)
     return rest
 
 
-def _add_loosened(text: str, compiled: Any, found: dict[int, Found]) -> None:
+def _add_loosened(text: str, compiled: Any, found: dict[int, Found]) -> set[int]:
     """Entries found only once lines a terminal wrapped at its width are joined back and the
     spacing a web page or a quoted reply changed is made plain (kb/reflow.py), with their line
-    numbers in the original text."""
+    numbers in the original text. Returns the entries it added."""
+    added: set[int] = set()
     for loose, starts in loosen(text):
         for i, acc in scan(loose, compiled, None).items():
             if i not in found:
                 if starts:
+                    # several lines put back from one original line name it once
+                    first = dict(zip((starts[n - 1] for n in acc.lines), acc.evidence, strict=True))
                     acc.first_line = starts[acc.first_line - 1]
-                    acc.lines = [starts[n - 1] for n in acc.lines]
+                    acc.lines, acc.evidence = list(first), list(first.values())
                 found[i] = acc
+                added.add(i)
+    return added
 
 
 def analyse(
@@ -230,15 +240,21 @@ def analyse(
     code_lines: dict[int, tuple[int, str]] = {}
     compiled = compile_table(table, index)
     found = scan(text, compiled, code_lines) if text else {}
+    loosened: set[int] = set()
     if len(text) <= UNWRAP_ALWAYS or not any(not table.entries[i].harmless for i in found):
-        _add_loosened(text, compiled, found)
+        loosened = _add_loosened(text, compiled, found)
     found = _drop_superseded(table, found)
     hits: list[status_codes.Hit] = []
     code_like: list[str] = []
     if index is not None and code_lines:
-        explained = {n for acc in found.values() for n in acc.lines}
+        # a harmless line put back from a longer one (a JSON log line) explains only the codes
+        # it names itself, not every code on that original line
+        put_back = {i for i in loosened if table.entries[i].harmless}
+        explained = {n for i, acc in found.items() if i not in put_back for n in acc.lines}
+        named = "\n".join(ev for i in put_back for ev in found[i].evidence)
         hits, code_like = status_codes.find_lines(list(code_lines.values()), index)
-        hits = _owned_by_entries(table, index, [h for h in hits if h.line not in explained], found)
+        hits = [h for h in hits if h.line not in explained and h.code.name not in named]
+        hits = _owned_by_entries(table, index, hits, found)
     facts = extract(text, _needed(table, found)) if found else []
     values = {f.name: f.value for f in facts}
     values.update({str(k): str(v) for k, v in (context or {}).items() if v is not None})

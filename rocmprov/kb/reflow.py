@@ -20,11 +20,15 @@ of it.
 from __future__ import annotations
 
 import re
+from array import array
+from collections.abc import Iterable
+from itertools import repeat
 
 # no-break, en/em and other Unicode spaces, tabs; a run of them (or of plain spaces) is one space
 _ODD_SPACE = "\t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
 _SPACES = re.compile(f"[ {_ODD_SPACE}]{{2,}}|[{_ODD_SPACE}]")
-_QUOTE = re.compile(r"^(?:[ \t]*>(?=[ \t]|$)[ \t]?)+", re.MULTILINE)  # "> ", "> > "; not ">>> "
+# "> ", "> > "; not ">>> " (a prompt); possessive: no backtracking state per quote mark
+_QUOTE = re.compile(r"^(?:[ \t]*>(?=[ \t\r]|$)[ \t]?)++", re.MULTILINE)
 _INDENT = re.compile(r"^[ \t]+", re.MULTILINE)
 # an escaped string's \n, \r\n, \t, \", \', \\ and \uXXXX (one pass: \\n is a backslash and an n)
 _ESCAPE = re.compile(r"\\(?:r\\n|[nt\"'\\]|u[0-9a-fA-F]{4})")
@@ -33,12 +37,20 @@ WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
 MAX_RUN = 40  # lines joined into one, at most (a message, not a whole log)
 
 
-def unwrap(text: str) -> tuple[str, list[int]]:
+def _lines(numbers: Iterable[int] = ()) -> array[int]:
+    """1-based line numbers, one per line of a put-back text, as C ints: a 16 MiB text of
+    escaped newlines has 8 million lines, and a list of Python ints would take ~300 MiB."""
+    return array("I", numbers)
+
+
+def unwrap(text: str) -> tuple[str, array[int]]:
     """(text with wrapped runs joined, 1-based original line number of each of its lines).
     The text comes back unchanged (and the list empty) when nothing was wrapped."""
     lines = text.split("\n")
+    if not any(len(line.rstrip("\r")) in WIDTHS for line in lines):
+        return text, _lines()  # nothing wrapped: no copy of every line
     out: list[str] = []
-    starts: list[int] = []
+    starts = _lines()
     i, n, changed = 0, len(lines), False
     while i < n:
         width = len(lines[i].rstrip("\r"))
@@ -55,7 +67,7 @@ def unwrap(text: str) -> tuple[str, list[int]]:
             out.append(lines[i])
         starts.append(i + 1)
         i = j + 1
-    return ("\n".join(out), starts) if changed else (text, [])
+    return ("\n".join(out), starts) if changed else (text, _lines())
 
 
 def plain_spacing(text: str) -> str:
@@ -69,42 +81,49 @@ def _unescaped(m: re.Match[str]) -> str:
     return chr(int(escape[2:], 16)) if escape[1] == "u" else _ESCAPED[escape[-1]]
 
 
-def unescape(text: str) -> tuple[str, list[int]]:
+def _paired(text: str) -> str:
+    """Surrogate pairs from \\uD83D\\uDE80 escapes (how json.dumps writes an emoji) joined; a lone
+    surrogate becomes U+FFFD (it cannot be printed or encoded)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def unescape(text: str) -> tuple[str, array[int]]:
     """A message held as an escaped string on one log line (a JSON log's "log" field, Python's
-    repr of an exception) with its \\n, \\t, \\" and \\uXXXX put back: (text, 1-based original line
-    number of each of its lines), or (text, []) when it holds no escaped newline."""
+    repr of an exception) with its \\n, \\t, \\" and \\uXXXX put back: (text, 1-based original
+    line number of each of its lines), or (text, empty) when it holds no `\\n` sequence."""
     if "\\n" not in text:
-        return text, []
+        return text, _lines()
     out: list[str] = []
-    starts: list[int] = []
+    starts = _lines()
     for number, line in enumerate(text.split("\n"), 1):
         if "\\" in line:
             line = _ESCAPE.sub(_unescaped, line)
-        pieces = line.split("\n")
-        out.extend(pieces)
-        starts.extend([number] * len(pieces))
+            if "\\u" in line or any("\ud800" <= ch <= "\udfff" for ch in line):
+                line = _paired(line)
+        out.append(line)
+        starts.extend(repeat(number, line.count("\n") + 1))
     return "\n".join(out), starts
 
 
-def _through(outer: list[int], inner: list[int]) -> list[int]:
+def _through(outer: array[int], inner: array[int]) -> array[int]:
     """Line numbers of a text made in two steps: `outer` maps into the first step's text,
-    `inner` from there into the original ([] = lines did not move)."""
+    `inner` from there into the original (empty = lines did not move)."""
     if not inner or not outer:
         return outer or inner
-    return [inner[n - 1] for n in outer]
+    return _lines(inner[n - 1] for n in outer)
 
 
-def loosen(text: str) -> list[tuple[str, list[int]]]:
+def loosen(text: str) -> list[tuple[str, array[int]]]:
     """The text put back, each way that changes it: (text, 1-based original line number of each
-    of its lines, or [] when they did not move). From the text and, when it holds escaped
+    of its lines, or empty when they did not move). From the text and, when it holds escaped
     newlines, from it `unescape`d: `unwrap` of the lines without their quote marks (terminal
     output pasted into a quote) and, for a quoted text, of the lines as they are (a quote
     wrapped with its marks), each then `plain_spacing`."""
-    bases = [(text, list[int]())]
+    bases = [(text, _lines())]
     unescaped, lines = unescape(text)
     if lines:
         bases.append((unescaped, lines))
-    out: list[tuple[str, list[int]]] = []
+    out: list[tuple[str, array[int]]] = []
     for base, base_lines in bases:
         unquoted = _QUOTE.sub("", base)
         ways = [unwrap(unquoted)] + ([unwrap(base)] if unquoted != base else [])

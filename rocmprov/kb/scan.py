@@ -31,6 +31,15 @@ _LONG = 65536  # a line this long gets its repeated anchors skipped by a narrowe
 _LEAD = 100  # characters of an enormous line shown before its match
 CODE_LINE = -1  # a scan target that marks a line for the status-code look-up
 _NEVER = re.compile(r"(?!)")
+# A line cut at a width (a terminal's 80 columns, an editor's or a formatter's wrap near 70-79,
+# seen in real pastes) is long; a short line that ends where a pattern could be cut is whole.
+# Below this length only the pattern as written counts, unless the line ends with an ellipsis.
+MIN_CUT = 60
+
+
+def _ellipsis(text: str, end: int) -> bool:
+    tail = text[max(0, end - 4) : end].rstrip("\r")
+    return tail.endswith(("...", "\u2026"))
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,9 @@ class _Target:
     regex: re.Pattern[str]
     lines: int
     width: int = _SPAN  # the longest match the regex can make (at most _SPAN)
+    # the pattern as written, where `regex` also takes a line cut after the anchor: used on a
+    # line too short to be one a terminal cut (kb/prefixes.py, cut_at_line_end)
+    whole: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True, eq=False)  # hashed by identity (it is cached, and keys a cache)
@@ -77,7 +89,9 @@ def compile_table(table: Table, codes: status_codes.Codes | None = None) -> _Com
     for ei, entry in enumerate(table.entries):
         for pi, pattern in enumerate(entry.patterns):
             width = min(_SPAN, sre_parse.parse(pattern.compiled.pattern).getwidth()[1])
-            target = _Target(ei, pi, pattern.compiled, pattern.lines, width)
+            cut = pattern.lines == 1 and pattern.compiled.pattern != pattern.regex
+            whole = re.compile(pattern.regex) if cut else None
+            target = _Target(ei, pi, pattern.compiled, pattern.lines, width, whole)
             own.setdefault(pattern.anchor, []).append(target)
     if codes is not None:  # lines worth a look for status codes: their literals join the scan
         taken = {a[0] for a in own}
@@ -189,7 +203,10 @@ def scan(
                     rest_done = rest_done and upto == end
                     continue
                 lo, hi = max(start, pos - target.width), min(end, pos + target.width + _CHUNK)
-                m = target.regex.search(text, lo, hi)
+                regex = target.regex
+                if target.whole is not None and end - start < MIN_CUT and not _ellipsis(text, end):
+                    regex = target.whole  # too short to be a line a terminal cut
+                m = regex.search(text, lo, hi)
                 if m is None:
                     covered[key1] = (start, end if hi == end else hi - target.width)
                     rest_done = rest_done and hi == end
