@@ -33,11 +33,10 @@ from rocmprov.kb.scan import MAX_COUNT, MAX_EVIDENCE, Found, clip, compile_table
 from rocmprov.kb.table import PLACEHOLDER_RE, Entry, Table, load_table
 
 KIND_WEIGHT = {"root-cause": 400, "symptom": 200, "noise": 0}
-# Lines a terminal wrapped are joined back, spacing made plain, and the text scanned again
-# (kb/reflow.py) for a text up to
-# this size (a pasted message), and for a larger one (a whole log) only when it showed no
-# real cause: the extra pass over every line is not paid on big logs that already explain.
-UNWRAP_ALWAYS = 256 * 1024
+# The text put back (escaped strings, quotes, wrapped lines, spacing: kb/reflow.py) is scanned
+# again for a text up to this size (a pasted message), and for a larger one (a whole log) only
+# when it showed no real cause: the extra pass is not paid on big logs that already explain.
+LOOSEN_ALWAYS = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -208,9 +207,9 @@ def _owned_by_entries(
 
 
 def _add_loosened(text: str, compiled: Any, found: dict[int, Found]) -> set[int]:
-    """Entries found only once lines a terminal wrapped at its width are joined back and the
-    spacing a web page or a quoted reply changed is made plain (kb/reflow.py), with their line
-    numbers in the original text. Returns the entries it added."""
+    """Entries found only in the text put back (kb/reflow.py: escaped strings, quote marks,
+    lines a terminal wrapped, a web page's spacing), with their line numbers in the original
+    text. Returns the entries it added."""
     added: set[int] = set()
     for loose, starts in loosen(text):
         for i, acc in scan(loose, compiled, None).items():
@@ -241,7 +240,7 @@ def analyse(
     compiled = compile_table(table, index)
     found = scan(text, compiled, code_lines) if text else {}
     loosened: set[int] = set()
-    if len(text) <= UNWRAP_ALWAYS or not any(not table.entries[i].harmless for i in found):
+    if len(text) <= LOOSEN_ALWAYS or not any(not table.entries[i].harmless for i in found):
         loosened = _add_loosened(text, compiled, found)
     found = _drop_superseded(table, found)
     hits: list[status_codes.Hit] = []
@@ -259,7 +258,8 @@ def analyse(
     values = {f.name: f.value for f in facts}
     values.update({str(k): str(v) for k, v in (context or {}).items() if v is not None})
     results = [_result(table.entries[i], acc, values) for i, acc in found.items()]
-    results += [_code_result(h, index) for h in hits if index is not None]
+    if index is not None:
+        results += [_code_result(h, index) for h in hits]
     results.sort(key=lambda r: (-r.score, r.lines[0] if r.lines else 0, r.id))
     return Analysis(matches=results, facts=facts, code_like=code_like)
 

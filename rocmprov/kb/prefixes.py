@@ -159,32 +159,20 @@ _OPEN_ENDED = re.compile(r"(?:[*+]|\{\d*,\})[?+]?$")
 _OPTIONAL = re.compile(r"(?:[?*]|\{0?,\d*\})[?+]?$")
 
 
-def _open_ended(atom: str) -> bool:
-    """The atom ends in something that takes any number of characters (`\\w+`, `\\S*`). A
-    group that ends in one is not looked into: its captures (`(?P<path>\\S+)`) are where a
-    terminal cuts a long line, and those cut lines are kept."""
-    return _OPEN_ENDED.search(atom) is not None
-
-
-def _open_ended_run(parts: list[str]) -> bool:
-    """A run of atoms ends open-ended: its last atom does, or an optional last atom (`x?`,
-    `(?:...)*`) follows one that does."""
-    for atom in reversed(parts):
-        if _open_ended(atom):
-            return True
-        if not _OPTIONAL.search(atom):
-            return False
-    return False
-
-
 def _cut_tail(parts: list[str], before: str) -> str:
     """`(?:a(?:b(?:c|END)|END)|END)` over `parts` (`before`: the atom just before them),
     groups cut inside as well. No END right after an open-ended atom (`\\w+`, `\\S*`, or one
-    followed only by optional atoms): a line that ends there is whole,
-    not cut (`undefined symbol: hip\\w+R0600` must not take any `undefined symbol: hipFoo` for a
-    cut `...R0600`)."""
+    followed only by optional atoms): a line that ends there is whole, not cut
+    (`undefined symbol: hip\\w+R0600` must not take any `undefined symbol: hipFoo` for a cut
+    `...R0600`). A group ending in one is not looked into: its captures (`(?P<path>\\S+)`) are
+    where a terminal cuts a long line, and those cut lines are kept."""
+    # opened[k]: the atoms before parts[k] end open-ended (opened[0]: `before` does)
+    opened = [bool(_OPEN_ENDED.search(before))]
+    for atom in parts[:-1]:
+        optional_after_open = opened[-1] and _OPTIONAL.search(atom) is not None
+        opened.append(_OPEN_ENDED.search(atom) is not None or optional_after_open)
     tail = ""
     for k in range(len(parts) - 1, -1, -1):
-        end = "" if _open_ended_run([before, *parts[:k]]) else f"|{_CUT_END}"
+        end = "" if opened[k] else f"|{_CUT_END}"
         tail = f"(?:{_cut_atom(parts[k])}{tail}{end})"
     return tail
