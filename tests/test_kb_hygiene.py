@@ -42,7 +42,7 @@ CUT_DEBT = {
     # diagnose every `undefined symbol: hipFoo` (kb/prefixes.py, _cut_tail).
     "apt.dpkg-overwrite-multiversion", "apt.radeon-pool-deb-404",
     "kubernetes.gpu-operator-kmm-inbox-module-missing", "miopen.perfdb-file-unreadable",
-    "miopen.user-db-path-missing", "release.rocblas-set-stream-context-destroyed-warning",
+    "miopen.user-db-path-missing",
 }  # fmt: skip
 
 
