@@ -169,6 +169,8 @@ def test_distro_apply_converges_and_a_broken_source_fails_one_host(
         "rocmprov_packages",
         "-e",
         "rocmprov_packages_cache_valid_time=0",
+        "-e",
+        "rocmprov_packages_update_cache_retries=1",  # a dead source fails at once, not in 60 s
     )
     assert rc == 2, doc
     res = by_host(doc)
