@@ -33,7 +33,7 @@ CASES = load_cases(HELDOUT)
 TABLE = load_table()
 # Issue 28 asks for 150 cases (25 benign); collection stands at 210 (40 benign) after round 10,
 # see tests/data/kb-heldout/PROGRESS.md. These floors keep what exists from shrinking.
-MIN_CASES = 210
+MIN_CASES = 218
 MIN_BENIGN = 40
 
 
