@@ -28,17 +28,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "lab_scale: the larger lab scale tests")
 
 
-LAB_FIXTURES = frozenset({"lab", "clean_host", "amd_mirror"})
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests on the session lab run in one pytest-xdist worker (`--dist loadgroup`), so the
-    suite starts one 4-host lab, not one per worker; the rest of the suite runs beside them."""
-    for item in items:
-        if LAB_FIXTURES & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.xdist_group("lab"))
-
-
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     skipped = terminalreporter.stats.get("skipped", [])
     if not skipped or os.environ.get("ROCMPROV_ALLOW_SKIP") == "1":

@@ -32,7 +32,9 @@ from rocmprov.transport.base import FailureClass, HostUnreachable
 from rocmprov.transport.ssh import KnownHosts, SSHOptions, SSHTransport
 
 SSHD = Path("/usr/sbin/sshd")
-NOSUDO_USER = "rocmprov-nosudo"  # a real non-root account without sudo rights
+# a real non-root account without sudo rights, one per pytest-xdist worker (made and removed
+# by each worker's session)
+NOSUDO_USER = "rocmprov-nosudo" + os.environ.get("PYTEST_XDIST_WORKER", "")
 
 pytestmark = pytest.mark.skipif(
     not SSHD.exists() or os.geteuid() != 0 or shutil.which("ssh-keygen") is None,
