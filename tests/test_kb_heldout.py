@@ -31,10 +31,10 @@ AREAS = {"firmware", "compiler", "runtime", "framework", "llm", "packages", "con
          "memory", "amdsmi", "benign"}  # fmt: skip
 CASES = load_cases(HELDOUT)
 TABLE = load_table()
-# Issue 28 asks for 150 cases (25 benign); collection stands at 210 (40 benign) after round 10,
+# Issue 28 asks for 150 cases (25 benign); collection stands at 243 (43 benign) after round 12,
 # see tests/data/kb-heldout/PROGRESS.md. These floors keep what exists from shrinking.
-MIN_CASES = 218
-MIN_BENIGN = 40
+MIN_CASES = 243
+MIN_BENIGN = 43
 
 
 def test_the_set_is_as_large_as_the_issue_asks() -> None:
@@ -99,9 +99,9 @@ def test_accuracy_and_benign_share_are_computed_and_documented() -> None:
     print("\n" + summary(figures) + "\n" + table_of_figures(figures))  # shown with pytest -s
     for name in ("top1", "top3", "benign"):
         assert sum(figures.tally(f"{name}.{g}").of for g in ("cited", "not cited")) > 0
-    # floors just under the figures of round 10 on 210 cases (45.9 % and 65.0 %, PROGRESS.md;
-    # the benign share fell from 67.6 % when round 10 added 6 harmless lines written after
-    # the table froze, 3 of them with no harmless entry): they fail loudly if the table
-    # regresses; the aims (90 % each) and the distance to them are in the doc
-    assert figures.accuracy >= 0.44, summary(figures)
-    assert figures.benign_share >= 0.63, summary(figures)
+    # floors just under the figures of round 12 on 243 cases (54.5 % and 76.7 %, PROGRESS.md;
+    # round 12's table work was aimed at the older cases' missed causes, so these figures are
+    # optimistic, and the 25 cases written after it froze read 13.6 %): they fail loudly if
+    # the table regresses; the aims (90 % each) and the distance to them are in the doc
+    assert figures.accuracy >= 0.53, summary(figures)
+    assert figures.benign_share >= 0.75, summary(figures)
