@@ -103,9 +103,19 @@ _VALUES: list[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]]] = [
 ]  # fmt: skip
 
 
-def other_values(text: str) -> Iterator[tuple[str, str]]:
+def other_values(text: str, keep: tuple[str, ...] = ()) -> Iterator[tuple[str, str]]:
+    """`text` with each kind of varying value changed. A value inside one of `keep` (an entry's
+    anchors) is the message's point, not a varying value: gfx1036 in "rocBLAS looked for the
+    kernels of gfx1036" names the Ryzen iGPU, gfx000 the CPU agent; it stays."""
+
+    def change_unless_kept(change: Callable[[re.Match[str]], str]) -> Callable[..., str]:
+        def kept(value: str) -> bool:  # an anchor may be a suffix of the value ("fx1036")
+            return any(value in k or (len(k) >= 4 and k in value) for k in keep)
+
+        return lambda m: m.group() if kept(m.group()) else change(m)
+
     for name, regex, change in _VALUES:
-        changed = regex.sub(change, text)
+        changed = regex.sub(change_unless_kept(change), text)
         if changed != text:
             yield name, changed
 
@@ -129,7 +139,7 @@ def variants(text: str, anchors: tuple[str, ...] = ()) -> list[tuple[str, str]]:
         cut = truncate(bare, width)
         if cut != bare and present and all(a in cut for a in present):
             out.append((f"truncated-{width}", cut))
-    out.extend((f"value-{name}", changed) for name, changed in other_values(text))
+    out.extend((f"value-{name}", changed) for name, changed in other_values(text, anchors))
     # logged as one JSON string (docker's json-file, a structured logger)
     out.append(("json-escaped", '{"log": ' + json.dumps(bare) + "}"))
     # pasted into a quoted reply, a Markdown code block, or copied from a web page or chat
