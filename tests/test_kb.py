@@ -192,8 +192,7 @@ def test_healthy_outputs_give_no_problem() -> None:
         "rocm-smi/concise-table-mi250x-8gcd-lumi-prefixed.txt",
     ]
     for rel in healthy:
-        if not (OTHER / rel).exists():
-            continue
+        assert (OTHER / rel).exists(), f"healthy fixture missing: {rel}"
         problems = [m.id for m in match(other_fixture(rel)) if not m.harmless]
         assert problems == [], (rel, problems)
 
