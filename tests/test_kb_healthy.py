@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import kbsplit
 import pytest
 import yaml
 
@@ -55,6 +56,7 @@ def test_file_starts_with_a_source_line(name: str) -> None:
     assert first.startswith("source: https://"), (name, first)
     head = yaml.safe_load((HEALTHY / name).read_text(encoding="utf-8").partition("\n---\n")[0])
     assert isinstance(head, dict) and head.get("what"), name
+    assert not kbsplit.is_report(head["source"]) or kbsplit.side(head["source"]) == "table", name
     assert body(name).strip(), name
 
 
