@@ -204,6 +204,23 @@ SSL error:1C80009F:Provider routines::unable to get passphrase: ../providers/dec
 """
 
 
+def test_a_token_count_or_id_stays_and_a_token_secret_goes() -> None:
+    """llama.cpp prints token ids ("EOS token = 151645"), vLLM takes token counts
+    ("--max-num-batched-tokens 8K"): short numbers under a "token" name stay; anything else
+    under that name, and any number under a password or API name, goes."""
+    kept = [
+        "llm_load_print_meta: EOS token        = 151645 '<|im_end|>'",
+        "vllm serve m --max-num-batched-tokens 8K --host 0.0.0.0",
+        "max_tokens: 4096",
+    ]
+    for line in kept:
+        assert scrub(line) == line
+    assert scrub("TOKEN=abc123secret") == f"TOKEN={REMOVED}"
+    assert scrub("--api-token 123456") == f"--api-token {REMOVED}"
+    assert scrub("auth_token: 1234567") == f"auth_token: {REMOVED}"
+    assert scrub("password: 151645") == f"password: {REMOVED}"
+
+
 def test_benign_local_outputs_survive_byte_for_byte() -> None:
     assert scrub(BENIGN_LOCAL) == BENIGN_LOCAL
     assert scrub(BENIGN_SHAPES) == BENIGN_SHAPES

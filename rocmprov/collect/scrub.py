@@ -172,12 +172,26 @@ _NSS_SERVICES = frozenset(
 )  # fmt: skip
 
 
+# a count or an id named "token" in model and server logs (llama.cpp's "EOS token = 151643",
+# vLLM's "--max-num-batched-tokens 8K"): a short number is not a secret under that name
+_TOKEN_NAME = re.compile(r"(?ai)token")
+_OTHER_SECRET = re.compile(r"(?ai)pass|secret|api|access|account|private|credential|auth|bearer")
+_COUNT = re.compile(r"(?a)\d{1,12}[KkMmGg]?")
+
+
+def _token_count(name: str, value: str) -> bool:
+    return bool(
+        _TOKEN_NAME.search(name) and not _OTHER_SECRET.search(name) and _COUNT.fullmatch(value)
+    )
+
+
 def _replace(m: re.Match[str]) -> str:
     g = m.groupdict()
     if g["key"] is not None:
         key, sep, value = g["key"], g["sep"], m.group(0)[m.end("sep") - m.start() :]
         if (
             _WHERE.search(key)
+            or _token_count(key, value)
             or (key.lower() == "passwd" and ":" in sep and value.split()[0] in _NSS_SERVICES)
             or (":" in sep and _source_file(key) and value.isdigit())
             or (":" in sep and _source_location(value))
@@ -186,7 +200,9 @@ def _replace(m: re.Match[str]) -> str:
         quote = g["dq"] or g["sq"] or g["q"] or ""
         close = quote[-1:] if g["dq"] or g["sq"] else ""
         return f"{key}{sep}{quote}{REMOVED}{close}"
-    if g["flag"] is not None and _WHERE.search(g["flag"].rstrip()):
+    if g["flag"] is not None and (
+        _WHERE.search(g["flag"].rstrip()) or _token_count(g["flag"], g["flag_v"])
+    ):
         return m.group(0)
     for prefix in ("url", "authz", "bearer", "netrc", "netrc_line", "query", "slack", "flag"):
         if g[prefix] is not None:
