@@ -12,7 +12,7 @@ from pathlib import Path
 
 import kbsplit
 import pytest
-import yaml
+from fixtureload import load
 
 from rocmprov.kb import load_table, match
 from rocmprov.kb.similar import similar
@@ -27,9 +27,7 @@ KNOWN_WOLVES: dict[str, str] = {}
 
 
 def body(name: str) -> str:
-    _head, sep, text = (HEALTHY / name).read_text(encoding="utf-8").partition("\n---\n")
-    assert sep, f"{name}: no '---' line after the header"
-    return text
+    return load(HEALTHY / name).text  # the shared fixture loader: header, '---', raw text
 
 
 def real_matches(text: str) -> list[str]:
@@ -54,8 +52,8 @@ def test_known_wolves_name_files_of_the_corpus() -> None:
 def test_file_starts_with_a_source_line(name: str) -> None:
     first = (HEALTHY / name).read_text(encoding="utf-8").split("\n", 1)[0]
     assert first.startswith("source: https://"), (name, first)
-    head = yaml.safe_load((HEALTHY / name).read_text(encoding="utf-8").partition("\n---\n")[0])
-    assert isinstance(head, dict) and head.get("what"), name
+    head = load(HEALTHY / name).header
+    assert head.get("what"), name
     assert not kbsplit.is_report(head["source"]) or kbsplit.side(head["source"]) == "table", name
     assert body(name).strip(), name
 
