@@ -77,6 +77,17 @@ def test_a_healthy_log_has_no_informative_line() -> None:
     assert sim.informative(text) == [] and sim.similar(text, TABLE) == []
 
 
+def test_a_line_of_too_few_words_resembles_nothing() -> None:
+    """A metrics table cell from a healthy Ray run ("test-error" is two known words) reached
+    THRESHOLD against a kernel ring-test entry; the same two words inside a real sentence
+    still count."""
+    cell = "| test-error                                                 0.06993 |"
+    assert sim.informative(cell) and len({w for w in sim.words(cell)}) < sim.MIN_WORDS
+    assert sim.similar(cell, TABLE) == []
+    sentence = "amdgpu: ring gfx_0.0.0 test failed (-110), the test error repeats"
+    assert "kernel.ring-test-failed" in [s.id for s in sim.similar(sentence, TABLE)]
+
+
 @pytest.mark.parametrize("fmt", ["json", "table"])
 def test_explain_shows_similar_but_keeps_the_exit_code(tmp_path, capsys, fmt) -> None:  # type: ignore[no-untyped-def]
     entry = next(e for e in TABLE.entries if not e.harmless and TEXTS[e.id]

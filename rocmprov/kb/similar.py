@@ -9,8 +9,10 @@ gfx numbers say nothing), a few stop words left out. Each entry is a TF-IDF vect
 words; an input line is scored against every entry by cosine similarity, and an entry keeps
 its best line.
 
-Only lines that look like a problem are compared (an error, failure, warning, "not found"...):
-a healthy log has none and gets no similar entry. A harmless entry that is as similar as the
+Only lines that look like a problem are compared (an error, failure, warning, "not found"...)
+and that hold at least MIN_WORDS distinct words the table knows (a table cell "test-error
+0.07" is two words, too few to resemble anything): a healthy log has none and gets no similar
+entry. A harmless entry that is as similar as the
 best real one wins: the input is then "similar to a harmless line", not to a cause. Shown as
 "similar to", never as a diagnosis: explain's exit code does not change.
 """
@@ -33,6 +35,7 @@ THRESHOLD = 0.5  # cosine below this is no resemblance (set on the table's own t
 TOP = 3
 MAX_LINES = 400  # informative lines compared, at most (the first ones)
 MAX_CHARS = 600  # characters of a line compared
+MIN_WORDS = 3  # a line with fewer distinct known words ("test-error 0.07") says too little
 _PROBLEM = re.compile(
     r"(?i)error|fail|cannot|can't|could not|couldn't|unable|not found|no such|denied|\bfault|"
     r"abort|exception|invalid|unsupported|not supported|\btime(?:d )?out\b|\bkilled\b|refused|"
@@ -125,6 +128,8 @@ def similar(text: str, table: Table | None = None, top: int = TOP) -> list[Simil
     for number, line in informative(text):
         counts = Counter(words(line))
         weights = {w: (1 + math.log(c)) * index.idf[w] for w, c in counts.items() if w in index.idf}
+        if len(weights) < MIN_WORDS:
+            continue
         norm = math.sqrt(sum(v * v for v in weights.values()))
         if not norm:
             continue
