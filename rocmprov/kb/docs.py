@@ -32,8 +32,9 @@ established the cause.
 
 When no pattern matches, explain also lists up to three entries whose real texts resemble the
 input's problem-looking lines of at least three known words, as "similar to" with a score
-(TF-IDF cosine, at least 0.5; `similar` in the JSON): a pointer to read, never a diagnosis, and it never changes the exit
-code. The matcher is linear in its input (a line is searched within 8 KiB of each hit), joins
+(TF-IDF cosine, at least 0.5; `similar` in the JSON): a pointer to read, never a diagnosis,
+and it never changes the exit code. The matcher is linear in its input (a line is searched
+within 8 KiB of each hit), joins
 lines a terminal wrapped at 80-200 columns, accepts a log prefix on every line of a multi-line
 message and a line cut after a message's distinctive words, reads a paste with a web page's or
 a quoted reply's spacing (no-break spaces, tabs, runs of spaces, `> ` quotes, indentation) and
