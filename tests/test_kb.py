@@ -428,7 +428,10 @@ def test_lsmod_missing_in_a_container_supersedes_rock_not_loaded() -> None:
     assert ids(match(rest)) == ["rocr.rock-not-loaded-but-kfd-opens"]
     # ... and the line alone, or a run that stops there, is still the real "not loaded" report
     assert ids(match(rest.split("\n", 1)[0]))[0] == "rocr.rock-module-not-loaded"
-    again = "ROCk module is NOT loaded, possibly no GPU devices\n$ rocminfo\nAble to open /dev/kfd read-write\n"
+    again = (
+        "ROCk module is NOT loaded, possibly no GPU devices\n"
+        "$ rocminfo\nAble to open /dev/kfd read-write\n"
+    )
     assert ids(match(again))[0] == "rocr.rock-module-not-loaded"
 
 
