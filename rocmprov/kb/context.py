@@ -31,6 +31,8 @@ _PATTERNS: dict[str, tuple[str, ...]] = {
     "kernel": (
         r"Linux version (\d+\.\d+\.\d+[^\s]*)",
         r"Kernel(?: [Vv]ersion)?[: ]+(\d+\.\d+\.\d+-[^\s,;)]+)",
+        # WSL2's kernel as uname -r/-a prints it, wherever it stands
+        r"\b(\d+\.\d+\.\d+(?:\.\d+)?-microsoft-standard-WSL2?)\b",
     ),
     "pci": (r"0000:([0-9a-f]{2}:[0-9a-f]{2}\.[0-7])(?![0-9])",),
     "gpu": (

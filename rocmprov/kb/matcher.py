@@ -248,7 +248,8 @@ def analyse(
     if index is not None and code_lines:
         # a harmless line put back from a longer one (a JSON log line) explains only the codes
         # it names itself, not every code on that original line
-        put_back = {i for i in loosened if table.entries[i].harmless}
+        # (one that a more specific harmless entry superseded is gone from `found`)
+        put_back = {i for i in loosened if table.entries[i].harmless and i in found}
         explained = {n for i, acc in found.items() if i not in put_back for n in acc.lines}
         named = "\n".join(ev for i in put_back for ev in found[i].evidence)
         hits, code_like = status_codes.find_lines(list(code_lines.values()), index)
