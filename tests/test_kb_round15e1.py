@@ -1,0 +1,55 @@
+"""Round 15 (engineer 1): texts on which a widened install/DKMS pattern must stay silent or must
+lead. CONSTRUCTED from the programs' own output formats (dkms.in do_status, uname), not captured:
+they test that a pattern keeps its context."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocmprov.kb import match
+
+ROCMINFO_4104 = (
+    "hsa api call failure at line 900, file: /data/jenkins_workspace/compute-rocm-rel-2.0/"
+    "rocminfo/rocminfo.cc. Call returned 4104\n"
+)
+KFD_ENOMEM = "ROCk module is loaded\nUnable to open /dev/kfd read-write: Cannot allocate memory\n"
+
+LEADS = [
+    # dkms status: amdgpu never built for any kernel, next to the runtime's failure
+    ("$ dkms status\namdgpu/6.3.6-1697589.22.04: added\n$ rocminfo\n" + ROCMINFO_4104,
+     "dkms.amdgpu-build-failed"),
+    # uname -r, then dkms status: amdgpu installed only for another kernel
+    ("$ uname -r\n5.4.0-97-generic\n$ rocminfo\n" + KFD_ENOMEM + "$ dkms status\n"
+     "amdgpu/6.3.6-1697589.22.04, 5.15.0-91-generic, x86_64: installed\n",
+     "dkms.amdgpu-install-dkms-failed-running-kernel"),
+]
+
+SILENT = [
+    # a leftover amdgpu-pro version "added" next to an installed rock-dkms
+    ("# dkms status\namdgpu, 18.50-756341.el7: added\namdgpu, 2.3-14.el7, "
+     "5.0.8-1.el7.elrepo.x86_64, x86_64: installed (original_module exists)\n",
+     "dkms.amdgpu-build-failed"),
+    # the running kernel is among the installed ones (listed second)
+    ("Linux host 4.15.0-34-generic #39~16.04.1-Ubuntu SMP x86_64 GNU/Linux\n$ dkms status\n"
+     "amdgpu, 1.9-211, 4.15.0-33-generic, x86_64: installed\n"
+     "amdgpu, 1.9-211, 4.15.0-34-generic, x86_64: installed\n",
+     "dkms.amdgpu-install-dkms-failed-running-kernel"),
+    # uname -r equal to the installed kernel (no prefix match on "5.4.0-9")
+    ("$ uname -r\n5.4.0-97-generic\n" + KFD_ENOMEM + "$ dkms status\n"
+     "amdgpu, 5.11.32-1350682, 5.4.0-97-generic, x86_64: installed\n",
+     "dkms.amdgpu-install-dkms-failed-running-kernel"),
+    # kfd's own "added device" line is not dkms status
+    ("[    2.296928] kfd kfd: added device 1002:687f\n" + ROCMINFO_4104,
+     "dkms.amdgpu-build-failed"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text, entry", LEADS)
+def test_the_install_cause_leads(text: str, entry: str) -> None:
+    found = [m.id for m in match(text)]
+    assert found and found[0] == entry, found
+
+
+@pytest.mark.parametrize("text, wolf", SILENT)
+def test_the_entry_stays_silent_where_its_cause_is_wrong(text: str, wolf: str) -> None:
+    assert wolf not in [m.id for m in match(text)]
