@@ -22,9 +22,18 @@ LEADS = [
     ("$ uname -r\n5.4.0-97-generic\n$ rocminfo\n" + KFD_ENOMEM + "$ dkms status\n"
      "amdgpu/6.3.6-1697589.22.04, 5.15.0-91-generic, x86_64: installed\n",
      "dkms.amdgpu-install-dkms-failed-running-kernel"),
+    # dpkg's output for rock-dkms 3.x on a 5.8 kernel, with apport's line in between
+    ("Building initial module for 5.8.0-43-generic\nERROR: Cannot create report: [Errno 17] "
+     "File exists: '/var/crash/rock-dkms-firmware.0.crash'\nError! Bad return status for module "
+     "build on kernel: 5.8.0-43-generic (x86_64)\nConsult /var/lib/dkms/amdgpu/3.10-27/build/"
+     "make.log for more information.\n", "dkms.amdgpu-kernel58-pci-platform-rom"),
 ]
 
 SILENT = [
+    # ROCm 4.1's amdgpu supports 5.8: the generic build failure, not the 5.8 entry
+    ("Error! Bad return status for module build on kernel: 5.8.0-43-generic (x86_64)\n"
+     "Consult /var/lib/dkms/amdgpu/4.1-23/build/make.log for more information.\n",
+     "dkms.amdgpu-kernel58-pci-platform-rom"),
     # a leftover amdgpu-pro version "added" next to an installed rock-dkms
     ("# dkms status\namdgpu, 18.50-756341.el7: added\namdgpu, 2.3-14.el7, "
      "5.0.8-1.el7.elrepo.x86_64, x86_64: installed (original_module exists)\n",
