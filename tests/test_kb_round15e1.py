@@ -27,9 +27,17 @@ LEADS = [
      "File exists: '/var/crash/rock-dkms-firmware.0.crash'\nError! Bad return status for module "
      "build on kernel: 5.8.0-43-generic (x86_64)\nConsult /var/lib/dkms/amdgpu/3.10-27/build/"
      "make.log for more information.\n", "dkms.amdgpu-kernel58-pci-platform-rom"),
+    # apt's Release.gpg verification, and newer apt's line break after "invalid:" (gpgv.cc)
+    ("W: GPG error: http://repo.radeon.com/rocm/apt/debian xenial Release: The following "
+     "signatures were invalid: KEYEXPIRED 1533155360\n", "apt.rocm-key-expired"),
+    ("W: GPG error: https://repo.radeon.com/rocm/apt/6.0 jammy InRelease: The following "
+     "signatures were invalid:\n EXPKEYSIG 1234567812345678 Some Key\n", "apt.rocm-key-expired"),
 ]
 
 SILENT = [
+    # an expired key of another repository
+    ("W: GPG error: http://ppa.launchpad.net/x/ubuntu xenial InRelease: The following "
+     "signatures were invalid: KEYEXPIRED 1533155360\n", "apt.rocm-key-expired"),
     # ROCm 4.1's amdgpu supports 5.8: the generic build failure, not the 5.8 entry
     ("Error! Bad return status for module build on kernel: 5.8.0-43-generic (x86_64)\n"
      "Consult /var/lib/dkms/amdgpu/4.1-23/build/make.log for more information.\n",
