@@ -32,9 +32,15 @@ LEADS = [
      "signatures were invalid: KEYEXPIRED 1533155360\n", "apt.rocm-key-expired"),
     ("W: GPG error: https://repo.radeon.com/rocm/apt/6.0 jammy InRelease: The following "
      "signatures were invalid:\n EXPKEYSIG 1234567812345678 Some Key\n", "apt.rocm-key-expired"),
+    # a ROCm library's dependency on a distribution library of another release, versioned
+    ("The following packages have unmet dependencies:\n rocsolver6.1.1 : Depends: libcholmod3 "
+     "(>= 1:5.1.2) but it is not installable\n", "apt.package-for-other-ubuntu-release"),
 ]
 
 SILENT = [
+    # AMD's own libdrm: the amdgpu repository is missing, not another release's package
+    (" hsa-rocr : Depends: libdrm-amdgpu-amdgpu1 but it is not installable\n",
+     "apt.package-for-other-ubuntu-release"),
     # an expired key of another repository
     ("W: GPG error: http://ppa.launchpad.net/x/ubuntu xenial InRelease: The following "
      "signatures were invalid: KEYEXPIRED 1533155360\n", "apt.rocm-key-expired"),
