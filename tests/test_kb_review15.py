@@ -7,7 +7,10 @@ its context; they say nothing about hardware.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from rocmprov.kb import match
 
@@ -31,6 +34,14 @@ CASES = [
      "ggml_cuda_init: failed to initialize ROCm: no ROCm-capable device is detected\n"
      "whisper_backend_init_gpu: no GPU found\n",
      "llm.llamacpp-no-usable-gpu-backend"),
+    # constructed from whisper.cpp's whisper_backend_init_gpu (src/whisper.cpp@233fe1f): a GPU
+    # exists and was found, only the -dev index asked for does not; the backend is there
+    ("whisper_init_with_params_no_state: use gpu    = 1\n"
+     "whisper_backend_init_gpu: device 0: CPU (type: 0)\n"
+     "whisper_backend_init_gpu: device 1: ROCm0 (type: 1)\n"
+     "whisper_backend_init_gpu: found GPU device 1: ROCm0 (type: 1, cnt: 0)\n"
+     "whisper_backend_init_gpu: no GPU found\n",
+     "llm.llamacpp-no-usable-gpu-backend"),
 ]
 
 
@@ -52,9 +63,6 @@ def test_whisper_without_a_gpu_backend_still_reaches_the_entry() -> None:
 def test_a_dgpu_index_condition_does_not_claim_the_index_is_empty() -> None:
     # gfx110X-dgpu was a real TheRock index name in 2025 (TheRock PR 817), so the condition may
     # not say that the index holds no wheels at all
-    import yaml
-    from pathlib import Path
-
     data = yaml.safe_load(Path("rocmprov/data/kb/packages.yaml").read_text())
     (entry,) = [e for e in data["entries"] if e["id"] == "apt.pip-rocm-index-no-wheel-for-platform"]
     for cond in entry.get("conditions", []):
