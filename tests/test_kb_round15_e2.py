@@ -39,11 +39,6 @@ FIRST = [
     ("ERROR: ROCm SDK development package is not installed. This can typically be obtained by "
      "installing `rocm-sdk[devel]` from your package manager\n",
      "pytorch.rocm-sdk-devel-not-installed"),
-    # ck_tile/host/hip_check_error.hpp through pybind11
-    ('  File "/venv/lib/python3.12/site-packages/flash_attn/flash_attn_interface.py", line 165, '
-     "in _flash_attn_varlen_forward\nRuntimeError: HIP Function Failed (/src/flash-attention/csrc/"
-     "composable_kernel/include/ck_tile/host/kernel_launch_hip.hpp,51) shared object "
-     "initialization failed\n", "pytorch.hip-shared-object-init-failed"),
     # whisper.cpp: whisper_init_with_params_no_state, then whisper_backend_init_gpu
     ("whisper_init_with_params_no_state: use gpu    = 1\n"
      "whisper_init_with_params_no_state: flash attn = 1\n"
