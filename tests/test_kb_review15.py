@@ -30,6 +30,11 @@ SILENT = [
      "apt.cuda-torch-on-amd"),
     ("My old Radeon 6800 XT is in the drawer, now on a GTX 1080\n" + NOT_COMPILED + "\n",
      "apt.cuda-torch-on-amd"),
+    # a convolution's BadParm with the model's LSTM defined a few lines above (constructed
+    # traceback; torch's miopen conv path, not _VF.lstm)
+    ("self.rnn = nn.LSTM(128, 256)\nself.conv = nn.Conv2d(3, 64, 3)\n  File \"model.py\", line 40,"
+     " in forward\n    y = self.conv(x)\nRuntimeError: miopenStatusBadParm\n",
+     "miopen.rnn-forward-failed"),
 ]  # fmt: skip
 
 LEADS = [
