@@ -103,5 +103,5 @@ def test_accuracy_and_benign_share_are_computed_and_documented() -> None:
     # round 12's table work was aimed at the older cases' missed causes, so these figures are
     # optimistic, and the 25 cases written after it froze read 13.6 %): they fail loudly if
     # the table regresses; the aims (90 % each) and the distance to them are in the doc
-    assert figures.accuracy >= 0.50, summary(figures)
+    assert figures.accuracy >= 0.55, summary(figures)
     assert figures.benign_share >= 0.80, summary(figures)
