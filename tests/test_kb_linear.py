@@ -123,3 +123,50 @@ def test_no_pattern_begins_with_an_unbounded_repeat() -> None:
     for regex, unbounded in ((r"(?P<m>\w+) quantization", True), (r"a\w+b", False),
                              (r"(?:x )?\d+ y", True), (r"\d{1,9} y", False)):  # fmt: skip
         assert _leading_unbounded_items(sre_parse.parse(regex)) is unbounded
+
+
+# lines as logs prefix them (kb/prefixes.py: dmesg, journal, ISO time and level, a vLLM worker)
+PREFIXED = [
+    "[ 2941.679345] audit: type=1400 audit(2941.679:3): apparmor=\"STATUS\" operation=\"load\"",
+    "Nov 10 21:23:08 node8 systemd[1]: Started Session 8 of User root.",
+    "2025-03-08T16:42:02.674+01:00 INFO source=server.go:2 msg=\"loaded\"",
+    "(VllmWorker rank=0 pid=12) INFO step 300 took 0.342s",
+]
+
+
+def _anchored_in_prefixed_lines(anchor: str, around: int = 36) -> str:
+    noise = [PREFIXED[i % len(PREFIXED)] for i in range(around)]
+    return "\n".join([*noise, f"error: {anchor} here", *noise]) + "\n"
+
+
+def test_multi_line_patterns_do_not_backtrack_over_prefixed_lines() -> None:
+    """Round 15: a pattern spanning up to 30 lines after its anchor never finished on the
+    benchmark's log. Each line break of a multi-line pattern takes an optional log prefix
+    (kb/prefixes.py), which `[^\\n]*` could also take: two ways through every prefixed line,
+    2^30 when the match fails. The prefix is possessive now; every multi-line pattern is run on
+    its anchor among prefixed lines that complete no match."""
+    multi = [(e.id, p) for e in TABLE.entries for p in e.patterns if p.lines > 1]
+    assert len(multi) > 50
+    t0 = time.process_time()  # CPU time: a shared machine's load does not count
+    slow = []
+    for entry_id, pattern in multi:
+        text = _anchored_in_prefixed_lines(pattern.anchor, min(36, pattern.lines + 4))
+        t1 = time.process_time()
+        pattern.compiled.search(text)
+        if time.process_time() - t1 > 0.5:
+            slow.append(entry_id)
+    assert slow == []
+    assert time.process_time() - t0 < 30.0
+
+
+def test_the_log_prefix_is_taken_whole_or_not_at_all() -> None:
+    from rocmprov.kb.prefixes import continued
+
+    spanning = r"Torch not compiled[^\n]*\n(?:(?!zz)[^\n]*\n){0,30}?[^\n]*AMD GPU"
+    regex = re.compile(continued(spanning))
+    text = "Torch not compiled\n" + "\n".join(PREFIXED[i % 4] for i in range(17)) + "\n"
+    t0 = time.process_time()
+    assert regex.search(text) is None
+    # the prefix optional both ways: about 3 s at 16 lines, twice that for each line more
+    assert time.process_time() - t0 < 1.0
+    assert regex.search("Torch not compiled\n[ 1.5] x\n[ 2.5] my AMD GPU is a 6650\n")

@@ -4,7 +4,10 @@ A message of several lines reaches `explain` with each line prefixed the same wa
 through a log (the journal, dmesg, a timestamped service log) and bare when pasted from a
 terminal. A table pattern is written from one report's text; `continued(regex)` lets every
 line break of it (`\\n` outside a character class) be followed by one such prefix, so that the
-pattern does not require, nor fail on, the prefix its report happened to have.
+pattern does not require, nor fail on, the prefix its report happened to have. The prefix is
+possessive (`?+`): taken whole when it is there, so that a `[^\n]*` after the break cannot take
+it too. Two ways through every prefixed line made a pattern spanning 30 lines exponential when it
+failed (round 15: the benchmark's 100 MB log never finished; tests/test_kb_linear.py).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ def continued(regex: str) -> str:
             if pair == r"\n" and not in_class:
                 # a quantified break (`\n?`, `\n*`) keeps its quantifier: group it with its prefix
                 quantified = regex[i + 2 : i + 3] in ("?", "*", "+", "{")
-                out.append(f"(?:\\n{LOG_PREFIX}?)" if quantified else f"\\n{LOG_PREFIX}?")
+                out.append(f"(?:\\n{LOG_PREFIX}?+)" if quantified else f"\\n{LOG_PREFIX}?+")
             else:
                 out.append(pair)
             i += 2
