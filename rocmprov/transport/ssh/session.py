@@ -33,6 +33,7 @@ from rocmprov.transport.ssh.command import (
     wrap,
 )
 from rocmprov.transport.ssh.config import SSHOptions, Target, resolve
+from rocmprov.transport.ssh.failures import classify
 from rocmprov.transport.ssh.jump import jump_chain
 from rocmprov.transport.ssh.known_hosts import check_host_key, prefer_known_key_types
 from rocmprov.transport.ssh.watchdog import WATCHDOG
@@ -248,44 +249,7 @@ class SSHTransport:
 
     def _classify(self, exc: BaseException, where: str, timeout: float) -> HostUnreachable:
         """One failure class and one line for anything that went wrong while connecting."""
-        if isinstance(exc, socket.gaierror):
-            return self._fail(FailureClass.DNS, f"cannot resolve {where}: {exc.strerror}")
-        if isinstance(exc, ConnectionRefusedError):
-            return self._fail(FailureClass.REFUSED, f"connection refused by {where}")
-        if isinstance(exc, TimeoutError | socket.timeout):
-            return self._fail(FailureClass.TIMEOUT, f"no answer from {where} within {timeout:g}s")
-        if isinstance(exc, OSError) and exc.errno in (
-            errno.EHOSTUNREACH,
-            errno.ENETUNREACH,
-            errno.EHOSTDOWN,
-        ):
-            return self._fail(FailureClass.TIMEOUT, f"no route to {where} ({exc.strerror})")
-        if isinstance(exc, paramiko.ChannelException):
-            return self._fail(
-                FailureClass.REFUSED,
-                f"jump host could not open a connection to {where}: {exc.text}",
-            )
-        if isinstance(exc, paramiko.AuthenticationException):
-            return self._fail(FailureClass.AUTH_DENIED, f"{where}: {exc}")
-        if isinstance(exc, paramiko.ProxyCommandFailure):
-            return self._fail(FailureClass.DISCONNECTED, f"ProxyCommand for {where} failed: {exc}")
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        if isinstance(exc, paramiko.SSHException) and "banner" in text.lower():
-            # paramiko raises "Error reading SSH protocol banner" with an empty socket.timeout
-            # as its context when its own banner deadline passes: that is a timeout too
-            cause = exc.__cause__ or exc.__context__
-            if (
-                isinstance(cause, TimeoutError)
-                or "timed out" in text.lower()
-                or "timeout" in text.lower()
-            ):
-                return self._fail(
-                    FailureClass.TIMEOUT, f"{where} sent no SSH banner within {timeout:g}s"
-                )
-            return self._fail(FailureClass.DISCONNECTED, f"{where} closed before the SSH banner")
-        if isinstance(exc, OSError | EOFError | paramiko.SSHException):
-            return self._fail(FailureClass.DISCONNECTED, f"{where}: connection lost: {text}")
-        return self._fail(FailureClass.ERROR, f"{where}: {type(exc).__name__}: {text}")
+        return self._fail(*classify(exc, where, timeout))
 
     # -- commands -----------------------------------------------------------------------------
 
