@@ -96,3 +96,29 @@ def test_amd_ctk_messages_do_not_fire_on_healthy_output() -> None:
         "amd.com/gpu=all\namd.com/gpu=0\n  /dev/dri/card1\n  /dev/dri/renderD128\n"
     )
     assert [i for i in ids(ok) if i.startswith("container.amd-ctk")] == []
+
+
+DROP = ('time=2026-05-02T10:14:03.512Z level=INFO source=runner.go:405 msg="dropping integrated '
+        'GPU; to enable, set OLLAMA_IGPU_ENABLE=1" id=1 library=ROCm compute=gfx1036 name=ROCm1 '
+        'description="AMD Radeon Graphics" pci_id=0000:7a:00.0\n')
+
+
+def test_ollama_igpu_dropped_next_to_a_discrete_gpu_stays_harmless() -> None:
+    # discover/types.go logs the kept GPUs, and the CPU line only when none is left
+    dgpu = ('time=2026-05-02T10:14:03.513Z level=INFO source=types.go:42 msg="inference compute" '
+            'id=0 filter_id=0 library=ROCm compute=gfx1100 name=ROCm0 description="AMD Radeon RX '
+            '7900 XTX" libdirs=ollama,rocm driver=60342.13 pci_id=0000:03:00.0 type=discrete '
+            'total="24.0 GiB" available="23.1 GiB"\n')
+    found = match(DROP + dgpu)
+    assert "llm.ollama-igpu-dropped-not-allowlisted" not in [m.id for m in found]
+    assert all(m.harmless for m in found if m.id.startswith("llm.ollama-igpu"))
+
+
+def test_ollama_igpu_dropped_then_cpu_only_is_the_cause() -> None:
+    cpu = ('time=2026-05-02T10:14:03.513Z level=INFO source=types.go:60 msg="inference compute" '
+           'id=cpu library=cpu compute="" name=cpu description=cpu libdirs=ollama driver="" '
+           'pci_id="" type="" total="30.6 GiB" available="27.9 GiB"\n')
+    found = match(DROP + cpu)
+    assert found[0].id == "llm.ollama-igpu-dropped-not-allowlisted"
+    assert found[0].captures.get("gfx") == "gfx1036"
+    assert "llm.ollama-igpu-dropped-notice" not in [m.id for m in found]
