@@ -122,3 +122,19 @@ def test_ollama_igpu_dropped_then_cpu_only_is_the_cause() -> None:
     assert found[0].id == "llm.ollama-igpu-dropped-not-allowlisted"
     assert found[0].captures.get("gfx") == "gfx1036"
     assert "llm.ollama-igpu-dropped-notice" not in [m.id for m in found]
+
+
+def test_ollama_0129_second_cpu_node_as_gfx000_gets_the_update_advice() -> None:
+    # gpu/amd_linux.go at v0.1.29: slog.Warn(fmt.Sprintf("amdgpu [%d] %s is not supported by %s
+    # %v", ...)) for the second socket's node, then amd_common.go "Setting HIP_VISIBLE_DEVICES="
+    text = (
+        'time=2024-04-02T18:07:11.052Z level=INFO source=amd_linux.go:88 msg="detected amdgpu '
+        'versions [gfx000 gfx1030]"\n'
+        'time=2024-04-02T18:07:11.061Z level=WARN source=amd_linux.go:114 msg="amdgpu [0] gfx000 '
+        'is not supported by /tmp/ollama2718/rocm [gfx1030 gfx1100 gfx900 gfx906 gfx908 gfx90a]"\n'
+        'time=2024-04-02T18:07:11.061Z level=INFO source=amd_common.go:54 msg="Setting '
+        'HIP_VISIBLE_DEVICES=1"\n'
+    )
+    top = match(text)[0]
+    assert top.id == "rocm.ollama-gpu-not-supported"
+    assert "0.1.33" in top.fix and "HSA_OVERRIDE_GFX_VERSION=" not in top.fix
