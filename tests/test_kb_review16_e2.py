@@ -26,7 +26,8 @@ def test_stale_thunk_from_the_old_layout_next_to_a_new_rocr_is_the_version_mix()
     ldd = (
         "$ ldd /opt/rocm/bin/rocminfo\n"
         "\tlinux-vdso.so.1 (0x00007ffd6994d000)\n"
-        "\tlibhsa-runtime64.so.1 => /opt/rocm-3.5.0/lib/libhsa-runtime64.so.1 (0x00007f2a51630000)\n"
+        "\tlibhsa-runtime64.so.1 => /opt/rocm-3.5.0/lib/libhsa-runtime64.so.1"
+        " (0x00007f2a51630000)\n"
         "\tlibstdc++.so.6 => /usr/lib/x86_64-linux-gnu/libstdc++.so.6 (0x00007f2a512a7000)\n"
         "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f2a50eb6000)\n"
         "\tlibhsakmt.so.1 => /opt/rocm/libhsakmt/lib/libhsakmt.so.1 (0x00007fcf0a065000)\n"
