@@ -1,0 +1,55 @@
+"""Round 16 (engineer 1): compiler, toolchain and package messages whose only user reports are
+held out or missing. The texts are CONSTRUCTED, not captured outputs: each fills a message's
+format string (named in the comment, from the program's source) with typical values."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocmprov.kb import match
+
+LEADS = [
+    # HCC-era HIP program_state (ROCm/HIP src/program_state.inl, 2019-2020): hip_throw of a
+    # std::runtime_error, as libstdc++ prints it
+    ("terminate called after throwing an instance of 'std::runtime_error'\n  what():  No device "
+     "code available for function: _ZN7rocprim6detail19block_reduce_kernelIfEEvT_, for agent: "
+     "gfx803\nAborted (core dumped)\n", "hip.invalid-device-function"),
+    # the same before 2019 (no agent)
+    ("  what():  No device code available for function: _ZN10tensorflow7functor4FillEv\n",
+     "hip.invalid-device-function"),
+    # ROCm's hsa plugin of libomptarget (plugins/hsa/src/rtl.cpp), ATMI era and later
+    ("Possible gpu arch mismatch: gfx1011, please check compiler: -march=<gpu> flag\n"
+     "Libomptarget fatal error 1: failure of target construct while offloading is mandatory\n",
+     "hip.no-binary-for-gpu"),
+    ("Possible gpu arch mismatch: device:gfx906, image:gfx90a please check compiler flag: "
+     "-march=<gpu>\nLibomptarget fatal error 1: failure of target construct while offloading "
+     "is mandatory\n", "hip.no-binary-for-gpu"),
+    # upstream libomptarget (offload/src/omptarget.cpp) and its older "Found (...)" form
+    ("omptarget error: No images found compatible with the installed hardware. Found 1 "
+     "image(s): (gfx90a)\nomptarget fatal error 1: failure of target construct while "
+     "offloading is mandatory\n", "hip.no-binary-for-gpu"),
+    ("Libomptarget error: No images found compatible with the installed hardware. Found "
+     "(gfx906,gfx908)\n", "hip.no-binary-for-gpu"),
+]  # fmt: skip
+
+SILENT = [
+    # the ATMI-era line names device and image even when they are the same target
+    ("Possible gpu arch mismatch: device:gfx90a, image:gfx90a please check compiler flag: "
+     "-march=<gpu>\n", "hip.no-binary-for-gpu"),
+    # no image at all (an Intel build), or only NVIDIA images
+    ("omptarget error: No images found compatible with the installed hardware. Found 0 "
+     "image(s): ()\n", "hip.no-binary-for-gpu"),
+    ("omptarget error: No images found compatible with the installed hardware. Found 1 "
+     "image(s): (sm_80)\n", "hip.no-binary-for-gpu"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text, entry", LEADS)
+def test_the_cause_leads(text: str, entry: str) -> None:
+    found = [m.id for m in match(text)]
+    assert found and found[0] == entry, found
+
+
+@pytest.mark.parametrize("text, wolf", SILENT)
+def test_the_entry_stays_silent_where_its_cause_is_wrong(text: str, wolf: str) -> None:
+    assert wolf not in [m.id for m in match(text)]
