@@ -30,6 +30,15 @@ LEADS = [
      "offloading is mandatory\n", "hip.no-binary-for-gpu"),
     ("Libomptarget error: No images found compatible with the installed hardware. Found "
      "(gfx906,gfx908)\n", "hip.no-binary-for-gpu"),
+    # the old /opt/rocm/hip/bin (ROCm 6.0 removed it): bash, dash, Python, CMake's check
+    ("bash: /opt/rocm-6.1.0/hip/bin/hipcc: No such file or directory\n",
+     "compiler.hipcc-old-hip-bin-path"),
+    ("/bin/sh: 1: /opt/rocm/hip/bin/hipconfig: not found\n", "compiler.hipcc-old-hip-bin-path"),
+    ("FileNotFoundError: [Errno 2] No such file or directory: '/opt/rocm/hip/bin/hipcc'\n",
+     "compiler.hipcc-old-hip-bin-path"),
+    ("CMake Error at CMakeLists.txt:47 (project):\n  The CMAKE_CXX_COMPILER:\n\n    "
+     "/opt/rocm/hip/bin/hipcc\n\n  is not a full path to an existing compiler tool.\n",
+     "compiler.hipcc-old-hip-bin-path"),
 ]  # fmt: skip
 
 SILENT = [
@@ -41,6 +50,11 @@ SILENT = [
      "image(s): ()\n", "hip.no-binary-for-gpu"),
     ("omptarget error: No images found compatible with the installed hardware. Found 1 "
      "image(s): (sm_80)\n", "hip.no-binary-for-gpu"),
+    # the old path exists (ROCm 5.x) and the compiler behind it fails: another cause
+    ("-- Check for working CXX compiler: /opt/rocm/hip/bin/hipcc - broken\n",
+     "compiler.hipcc-old-hip-bin-path"),
+    # an empty ROCM_PATH, not the old layout
+    ("bash: /hip/bin/hipcc: No such file or directory\n", "compiler.hipcc-old-hip-bin-path"),
 ]  # fmt: skip
 
 
