@@ -39,6 +39,14 @@ LEADS = [
     ("CMake Error at CMakeLists.txt:47 (project):\n  The CMAKE_CXX_COMPILER:\n\n    "
      "/opt/rocm/hip/bin/hipcc\n\n  is not a full path to an existing compiler tool.\n",
      "compiler.hipcc-old-hip-bin-path"),
+    # hipconfig.exe --full (hipBin_amd.h printFull / printCompilerInfo): HIP_CLANG_PATH with a
+    # space, then clang++ and llc run unquoted through cmd.exe
+    ("==hip-clang\nHSA_PATH           :C:\\Program Files\\AMD\\ROCm\\5.7\\\n"
+     "HIP_CLANG_PATH     :C:\\Program Files\\AMD\\ROCm\\5.7\\bin\n'C:\\Program' is not "
+     "recognized as an internal or external command,\noperable program or batch file.\n",
+     "compiler.hipcc-clang-missing"),
+    ("'C:\\Program' is not recognized as an internal or external command,\noperable program "
+     "or batch file.\nllc-version :\n", "compiler.hipcc-clang-missing"),
 ]  # fmt: skip
 
 SILENT = [
@@ -55,6 +63,9 @@ SILENT = [
      "compiler.hipcc-old-hip-bin-path"),
     # an empty ROCM_PATH, not the old layout
     ("bash: /hip/bin/hipcc: No such file or directory\n", "compiler.hipcc-old-hip-bin-path"),
+    # the same cmd.exe line from any other Windows program (a CLI in Program Files)
+    ("C:\\Users\\me> heroku config:set A=1\n'C:\\Program' is not recognized as an internal "
+     "or external command,\noperable program or batch file.\n", "compiler.hipcc-clang-missing"),
 ]  # fmt: skip
 
 
