@@ -53,8 +53,10 @@ def test_hcc_no_device_code_captures_the_agent() -> None:
     # ROCm/HIP src/program_state.inl (2019-2020): "No device code available for function: " +
     # name(function_address) + ", for agent: " + name(agent). Before the fix the kernel name's
     # \S+ swallowed the comma, so the optional agent group never matched and {gfx} stayed empty.
-    text = ("terminate called after throwing an instance of 'std::runtime_error'\n  what():  No "
-            "device code available for function: _Z6vecAddPfS_S_i, for agent: gfx1030\n")
+    text = (
+        "terminate called after throwing an instance of 'std::runtime_error'\n  what():  No "
+        "device code available for function: _Z6vecAddPfS_S_i, for agent: gfx1030\n"
+    )
     found = match(text)
     assert found and found[0].id == "hip.invalid-device-function"
     assert found[0].captures.get("gfx") == "gfx1030", found[0].captures
@@ -62,7 +64,9 @@ def test_hcc_no_device_code_captures_the_agent() -> None:
 
 def test_lld_overflow_still_leads() -> None:
     # lld's "relocation %s out of range: %lld is not in [%lld, %lld]" (the entry's own wording)
-    text = ("ld.lld: error: lib/libfoo.so.o:(.rodata+0x4): relocation R_X86_64_PC32 out of "
-            "range: 3221225472 is not in [-2147483648, 2147483647]\n")
+    text = (
+        "ld.lld: error: lib/libfoo.so.o:(.rodata+0x4): relocation R_X86_64_PC32 out of "
+        "range: 3221225472 is not in [-2147483648, 2147483647]\n"
+    )
     found = match(text)
     assert found and found[0].id == "compiler.hip-binary-over-2gb-relocation"
