@@ -24,12 +24,6 @@ LEADS = [
     ("Possible gpu arch mismatch: device:gfx906, image:gfx90a please check compiler flag: "
      "-march=<gpu>\nLibomptarget fatal error 1: failure of target construct while offloading "
      "is mandatory\n", "hip.no-binary-for-gpu"),
-    # upstream libomptarget (offload/src/omptarget.cpp) and its older "Found (...)" form
-    ("omptarget error: No images found compatible with the installed hardware. Found 1 "
-     "image(s): (gfx90a)\nomptarget fatal error 1: failure of target construct while "
-     "offloading is mandatory\n", "hip.no-binary-for-gpu"),
-    ("Libomptarget error: No images found compatible with the installed hardware. Found "
-     "(gfx906,gfx908)\n", "hip.no-binary-for-gpu"),
     # the old /opt/rocm/hip/bin (ROCm 6.0 removed it): bash, dash, Python, CMake's check
     ("bash: /opt/rocm-6.1.0/hip/bin/hipcc: No such file or directory\n",
      "compiler.hipcc-old-hip-bin-path"),
@@ -39,14 +33,6 @@ LEADS = [
     ("CMake Error at CMakeLists.txt:47 (project):\n  The CMAKE_CXX_COMPILER:\n\n    "
      "/opt/rocm/hip/bin/hipcc\n\n  is not a full path to an existing compiler tool.\n",
      "compiler.hipcc-old-hip-bin-path"),
-    # hipconfig.exe --full (hipBin_amd.h printFull / printCompilerInfo): HIP_CLANG_PATH with a
-    # space, then clang++ and llc run unquoted through cmd.exe
-    ("==hip-clang\nHSA_PATH           :C:\\Program Files\\AMD\\ROCm\\5.7\\\n"
-     "HIP_CLANG_PATH     :C:\\Program Files\\AMD\\ROCm\\5.7\\bin\n'C:\\Program' is not "
-     "recognized as an internal or external command,\noperable program or batch file.\n",
-     "compiler.hipcc-clang-missing"),
-    ("'C:\\Program' is not recognized as an internal or external command,\noperable program "
-     "or batch file.\nllc-version :\n", "compiler.hipcc-clang-missing"),
 ]  # fmt: skip
 
 SILENT = [
