@@ -31,8 +31,10 @@ _PATTERNS: dict[str, tuple[str, ...]] = {
     "kernel": (
         r"Linux version (\d+\.\d+\.\d+[^\s]*)",
         r"Kernel(?: [Vv]ersion)?[: ]+(\d+\.\d+\.\d+-[^\s,;)]+)",
-        # WSL2's kernel as uname -r/-a prints it, wherever it stands
-        r"\b(\d+\.\d+\.\d+(?:\.\d+)?-microsoft-standard-WSL2?)\b",
+        # WSL's kernel as uname -r/-a prints it, wherever it stands: WSL2 from 5.10 on
+        # ("5.15.153.1-microsoft-standard-WSL2"), WSL2 before ("4.19.128-microsoft-standard"),
+        # WSL1, which has no Linux kernel and reports the Windows build ("4.4.0-19041-Microsoft")
+        r"\b(\d+\.\d+\.\d+(?:\.\d+)?-(?:microsoft-standard(?:-WSL2?)?|\d+-Microsoft))\b",
     ),
     "pci": (r"0000:([0-9a-f]{2}:[0-9a-f]{2}\.[0-7])(?![0-9])",),
     "gpu": (
