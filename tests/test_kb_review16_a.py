@@ -123,7 +123,9 @@ def test_amd_ctk_other_stat_errors_are_not_the_missing_driver() -> None:
          "such file or directory", "rocm.library-not-found"),
     ],
 )  # fmt: skip
-def test_jax_backend_failed_to_initialize_keeps_the_errors_own_cause(error: str, cause: str) -> None:
+def test_jax_backend_failed_to_initialize_keeps_the_errors_own_cause(
+    error: str, cause: str
+) -> None:
     text = (f"RuntimeError: Backend 'rocm' failed to initialize: {error}. Available backends are "
             "['cpu']\n")  # fmt: skip
     found = ids(text)
@@ -139,8 +141,9 @@ def test_jax_backend_failed_to_initialize_with_no_rocm_platform_is_still_not_reg
 
 
 def test_jax_out_of_memory_stored_error_is_not_a_missing_plugin() -> None:
-    text = ("RuntimeError: Backend 'rocm' failed to initialize: RESOURCE_EXHAUSTED: Out of memory "
-            "while trying to allocate 1073741824 bytes.. Available backends are ['cpu']\n")  # fmt: skip
+    text = ("RuntimeError: Backend 'rocm' failed to initialize: RESOURCE_EXHAUSTED: Out of "
+            "memory while trying to allocate 1073741824 bytes.. Available backends are "
+            "['cpu']\n")  # fmt: skip
     assert "framework.jax-rocm-backend-not-registered" not in ids(text)
 
 
