@@ -33,7 +33,7 @@ CASES = load_cases(HELDOUT)
 TABLE = load_table()
 # Issue 28 asks for 150 cases (25 benign); collection stands at 243 (43 benign) after round 12,
 # see tests/data/kb-heldout/PROGRESS.md. These floors keep what exists from shrinking.
-MIN_CASES = 280
+MIN_CASES = 287
 MIN_BENIGN = 45
 
 
