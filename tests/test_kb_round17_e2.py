@@ -1,5 +1,5 @@
 """Round 17 (engineer 2): Lemonade's refused ROCm backend, Ollama's hipBLASLt lines, HIP headers
-older than the code. The texts are CONSTRUCTED, not captured outputs: each fills a message's
+older than the code, hostcall without PCIe atomics. The texts are CONSTRUCTED, not captured outputs: each fills a message's
 format string (named in the comment, from the program's source) with typical values, or is a
 healthy/unrelated line of the same program that must not match."""
 
@@ -31,6 +31,10 @@ LEADS = [
     # clang's diagnostic for a two-argument call against HIP < 6.1 headers, koboldcpp's file
     ("ggml/src/ggml-cuda/ggml-cuda.cu:3301:28: error: no matching function for call to "
      "'hipStreamWaitEvent'\n", "compiler.hip-headers-older-than-code"),
+    # clr rocvirtual.cpp LogError under a CI runner's prefix (AMD_LOG_LEVEL=3, Windows pid/tid)
+    ("ERROR    test_rocm_sanity:test_rocm_sanity.py:44 :1:rocvirtual.cpp           :3869: "
+     "2568711021 us: [pid:7068 tid: 0xbc741] Pcie atomics not enabled, hostcall not supported\n"
+     "hipErrorIllegalState\n", "hip.hostcall-needs-pcie-atomics"),
 ]  # fmt: skip
 
 SILENT = [
@@ -57,6 +61,12 @@ SILENT = [
      "compiler.hip-headers-older-than-code"),
     ("ggml-cuda.cu:120:5: note: candidate function not viable: requires 3 arguments, but 2 were "
      "provided (hipEventRecord)\n", "compiler.hip-headers-older-than-code"),
+    # amdgpu's boot line alone (GPUs from gfx9 on run without atomics), and the other hostcall
+    # error of the same function (atomics present, buffer creation failed)
+    ("[    5.101] amdgpu 0000:03:00.0: amdgpu: PCIE atomic ops is not supported\n",
+     "hip.hostcall-needs-pcie-atomics"),
+    (":1:rocvirtual.cpp           :3230: 99 us: [pid:1 tid: 0x1] Kernel expects a hostcall "
+     "buffer, but none found\n", "hip.hostcall-needs-pcie-atomics"),
 ]  # fmt: skip
 
 
