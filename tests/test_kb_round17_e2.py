@@ -1,7 +1,7 @@
 """Round 17 (engineer 2): Lemonade's refused ROCm backend, Ollama's hipBLASLt lines, HIP headers
-older than the code, hostcall without PCIe atomics. The texts are CONSTRUCTED, not captured outputs: each fills a message's
-format string (named in the comment, from the program's source) with typical values, or is a
-healthy/unrelated line of the same program that must not match."""
+older than the code, hostcall without PCIe atomics. The texts are CONSTRUCTED, not captured
+outputs: each fills a message's format string (named in the comment, from the program's source)
+with typical values, or is a healthy/unrelated line of the same program that must not match."""
 
 from __future__ import annotations
 
