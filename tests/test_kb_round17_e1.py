@@ -49,6 +49,17 @@ LEADS = [
     ("CUDA error: invalid device function\n  current device: 0\n  err\n"
      "/usr/local/lib/ollama/rocm/libggml-hip.so(+0x1234)[0x7f00]\n",
      "llm.ggml-invalid-device-function"),
+    # bitsandbytes cextension.py 0.46: raise RuntimeError(f"Configured CUDA binary not found at
+    # {cuda_binary_path}") for every backend, logged as "bitsandbytes library load error: {e}"
+    ("bitsandbytes library load error: Configured CUDA binary not found at /opt/venv/lib/"
+     "python3.12/site-packages/bitsandbytes/libbitsandbytes_rocm63.so\n",
+     "framework.bitsandbytes-rocm-library-version-not-found"),
+    ("bitsandbytes library load error: Configured CUDA binary not found at /usr/lib/python3/"
+     "site-packages/bitsandbytes/libbitsandbytes_cuda128.so\n",
+     "framework.bitsandbytes-native-library-not-found"),
+    # 0.43-0.45: logger.warning("Could not find the bitsandbytes CUDA binary at %r", path) on Windows
+    ("Could not find the bitsandbytes CUDA binary at WindowsPath('C:/venv/Lib/site-packages/"
+     "bitsandbytes/libbitsandbytes_cuda121.dll')\n", "framework.bitsandbytes-native-library-not-found"),
 ]  # fmt: skip
 
 SILENT = [
