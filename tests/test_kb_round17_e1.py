@@ -60,6 +60,14 @@ LEADS = [
     # 0.43-0.45: logger.warning("Could not find the bitsandbytes CUDA binary at %r", path) on Windows
     ("Could not find the bitsandbytes CUDA binary at WindowsPath('C:/venv/Lib/site-packages/"
      "bitsandbytes/libbitsandbytes_cuda121.dll')\n", "framework.bitsandbytes-native-library-not-found"),
+    # MIOpen src/include/miopen/sqlite_db.hpp: MIOPEN_LOG_W("Missing system database file: " <<
+    # filename_ << " Performance may degrade. ..."), once per process, beside a real failure: the
+    # failure leads, the harmless note stays below it (src/hip/hipoc_program / hiprtc log line)
+    ("MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx1030_40.kdb Performance "
+     "may degrade. Please follow instructions to install: https://github.com/ROCm/"
+     "MIOpen#installing-miopen-kernels-package\nMIOpen(HIP): Error [Compile] "
+     "'hiprtcCompileProgram(prog.get(), c_options.size(), c_options.data())' "
+     "MIOpenDropoutHIP.cpp: HIPRTC_ERROR_COMPILATION (6)\n", "miopen.hiprtc-compile-failed"),
 ]  # fmt: skip
 
 SILENT = [
