@@ -68,9 +68,22 @@ LEADS = [
      "MIOpen#installing-miopen-kernels-package\nMIOpen(HIP): Error [Compile] "
      "'hiprtcCompileProgram(prog.get(), c_options.size(), c_options.data())' "
      "MIOpenDropoutHIP.cpp: HIPRTC_ERROR_COMPILATION (6)\n", "miopen.hiprtc-compile-failed"),
+    # torch c10/cuda/CUDAFunctions.cpp: TORCH_CHECK(count, "No CUDA GPUs are available") (the
+    # ROCm build is hipified to "No HIP GPUs"): the CUDA wheel, with an AMD GPU named nearby
+    ("Total VRAM 16368 MB, Device: AMD Radeon RX 6800 XT\nTraceback (most recent call last):\n"
+     "    torch._C._cuda_init()\nRuntimeError: No CUDA GPUs are available\n",
+     "apt.cuda-torch-on-amd"),
+    ("RuntimeError: No CUDA GPUs are available\n\nI have an RX 7900 XTX and installed ROCm 6.2\n",
+     "apt.cuda-torch-on-amd"),
 ]  # fmt: skip
 
 SILENT = [
+    # the same line with no AMD evidence, on an NVIDIA box, or under ZLUDA (its own entries)
+    ("RuntimeError: No CUDA GPUs are available\n", "apt.cuda-torch-on-amd"),
+    ("GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-1)\nRuntimeError: No CUDA GPUs are available\n",
+     "apt.cuda-torch-on-amd"),
+    ("Using ZLUDA with AMD Radeon RX 6800\nRuntimeError: No CUDA GPUs are available\n",
+     "apt.cuda-torch-on-amd"),
     # PyTorch's own message (c10/cuda/CUDAException): no ggml in sight
     ("RuntimeError: HIP error: invalid device function\nHIP kernel errors might be "
      "asynchronously reported at some other API call, so the stacktrace below might be "
