@@ -75,9 +75,19 @@ LEADS = [
      "apt.cuda-torch-on-amd"),
     ("RuntimeError: No CUDA GPUs are available\n\nI have an RX 7900 XTX and installed ROCm 6.2\n",
      "apt.cuda-torch-on-amd"),
+    # CTranslate2 src/cuda/utils.h CUDA_CHECK: "CUDA failed with error " + cudaGetErrorString():
+    # the CUDA runtime's no-device string from the CUDA wheel on an AMD box (faster-whisper)
+    ("Detected GPU: AMD Radeon RX 7900 XTX (gfx1100), ROCm 6.2\nLoading faster-whisper model "
+     "large-v3 on cuda\nRuntimeError: CUDA failed with error no CUDA-capable device is detected\n",
+     "framework.ctranslate2-no-gpu-build"),
 ]  # fmt: skip
 
 SILENT = [
+    # no AMD evidence, or an NVIDIA box
+    ("RuntimeError: CUDA failed with error no CUDA-capable device is detected\n",
+     "framework.ctranslate2-no-gpu-build"),
+    ("GPU: NVIDIA GeForce RTX 4090\nRuntimeError: CUDA failed with error no CUDA-capable device "
+     "is detected\n", "framework.ctranslate2-no-gpu-build"),
     # the same line with no AMD evidence, on an NVIDIA box, or under ZLUDA (its own entries)
     ("RuntimeError: No CUDA GPUs are available\n", "apt.cuda-torch-on-amd"),
     ("GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-1)\nRuntimeError: No CUDA GPUs are available\n",
