@@ -57,9 +57,11 @@ LEADS = [
     ("bitsandbytes library load error: Configured CUDA binary not found at /usr/lib/python3/"
      "site-packages/bitsandbytes/libbitsandbytes_cuda128.so\n",
      "framework.bitsandbytes-native-library-not-found"),
-    # 0.43-0.45: logger.warning("Could not find the bitsandbytes CUDA binary at %r", path) on Windows
+    # 0.43-0.45: logger.warning("Could not find the bitsandbytes CUDA binary at %r", path),
+    # on Windows
     ("Could not find the bitsandbytes CUDA binary at WindowsPath('C:/venv/Lib/site-packages/"
-     "bitsandbytes/libbitsandbytes_cuda121.dll')\n", "framework.bitsandbytes-native-library-not-found"),
+     "bitsandbytes/libbitsandbytes_cuda121.dll')\n",
+     "framework.bitsandbytes-native-library-not-found"),
     # MIOpen src/include/miopen/sqlite_db.hpp: MIOPEN_LOG_W("Missing system database file: " <<
     # filename_ << " Performance may degrade. ..."), once per process, beside a real failure: the
     # failure leads, the harmless note stays below it (src/hip/hipoc_program / hiprtc log line)
