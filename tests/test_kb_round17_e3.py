@@ -1,0 +1,59 @@
+"""Round 17 (engineer 3): profiler and compiler entry points of ROCm 7.x packages and of
+TheRock's rocm-sdk wheels. Every text below is CONSTRUCTED (not a captured output): the
+counter-examples are healthy or unrelated lines of the same programs that must not fire the
+new patterns; the leads vary the reported wording (other paths, prefixes) to show robustness."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocmprov.kb import match
+
+LEADS = [
+    # constructed: another profiled program, another absolute prefix, a shell prefix
+    ("[rank0] ./bench: error while loading shared libraries: /opt/sqlite/lib/libsqlite3.so: "
+     "cannot open shared object file: No such file or directory\n",
+     "rocm.rocprofv3-sqlite3-absolute-needed"),
+    # constructed: a real site-packages path, from `rocprofv3 -L`
+    ("Traceback (most recent call last):\n  File \"/home/u/venv/bin/rocprofv3-avail\", line 8\n"
+     "OSError: /home/u/venv/lib/python3.12/site-packages/_rocm_sdk_core/lib/rocprofiler-sdk/"
+     "librocprofv3-list-avail.so: cannot open shared object file: No such file or directory\n",
+     "pytorch.rocm-sdk-rocprofv3-avail-unversioned-so"),
+    # constructed: amdflang from a venv with a full path
+    ("could not exec /home/u/.venv/lib/python3.13/site-packages/_rocm_sdk_devel/bin/amdllvm: "
+     "No such file or directory\n", "compiler.rocm-sdk-amdllvm-missing-in-bin"),
+]  # fmt: skip
+
+SILENT = [
+    # constructed: SQLite itself missing (runtime soname, no absolute path): another cause
+    ("python3: error while loading shared libraries: libsqlite3.so.0: cannot open shared "
+     "object file: No such file or directory\n", "rocm.rocprofv3-sqlite3-absolute-needed"),
+    # constructed: a healthy rocprofv3 run
+    ("$ rocprofv3 --kernel-trace --stats -- ./app\nW20260116 rocprofv3 tool initialized\n"
+     "Warning: No tracing options were enabled.\n", "rocm.rocprofv3-sqlite3-absolute-needed"),
+    # constructed: the versioned file itself missing (a broken install, not the symlink)
+    ("OSError: /opt/rocm/lib/rocprofiler-sdk/librocprofv3-list-avail.so.1: cannot open shared "
+     "object file: No such file or directory\n",
+     "pytorch.rocm-sdk-rocprofv3-avail-unversioned-so"),
+    # constructed: healthy `rocprofv3-avail list` output
+    ("GPU:0\nName:\tgfx1151\nCounters:\tSQ_WAVES, SQ_INSTS_VALU, GRBM_COUNT\n",
+     "pytorch.rocm-sdk-rocprofv3-avail-unversioned-so"),
+    # constructed: a healthy compile with the wheel's driver
+    ("$ $(rocm-sdk path --bin)/amdclang --version\nAMD clang version 23.0.0git\nTarget: "
+     "x86_64-unknown-linux-gnu\nInstalledDir: /v/site-packages/_rocm_sdk_devel/lib/llvm/bin\n",
+     "compiler.rocm-sdk-amdllvm-missing-in-bin"),
+    # constructed: amdllvm present but not executable (another cause: permissions / noexec)
+    ("could not exec /opt/rocm/llvm/bin/amdllvm: Permission denied\n",
+     "compiler.rocm-sdk-amdllvm-missing-in-bin"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text, entry", LEADS)
+def test_the_cause_leads(text: str, entry: str) -> None:
+    found = [m.id for m in match(text)]
+    assert found and found[0] == entry, found
+
+
+@pytest.mark.parametrize("text, wolf", SILENT)
+def test_the_entry_stays_silent_where_its_cause_is_wrong(text: str, wolf: str) -> None:
+    assert wolf not in [m.id for m in match(text)]
