@@ -22,9 +22,21 @@ LEADS = [
     # constructed: amdflang from a venv with a full path
     ("could not exec /home/u/.venv/lib/python3.13/site-packages/_rocm_sdk_devel/bin/amdllvm: "
      "No such file or directory\n", "compiler.rocm-sdk-amdllvm-missing-in-bin"),
+    # constructed: the deb preinst's line through apt
+    ("Preparing to unpack .../amd-container-toolkit_1.3.0~24.04_amd64.deb ...\nChecking for AMD "
+     "GPU driver...\nError: AMD GPU driver (amdgpu) is not installed or loaded.\ndpkg: error "
+     "processing archive (--unpack):\n new amd-container-toolkit package pre-installation "
+     "script subprocess returned error exit status 1\n",
+     "container.toolkit-preinstall-amdgpu-check"),
 ]  # fmt: skip
 
 SILENT = [
+    # constructed: the healthy install (the check passes)
+    ("Checking for AMD GPU driver...\nAMD GPU driver found.\nUnpacking amd-container-toolkit "
+     "(1.3.0~26.04) over (1.3.0~24.04)\n", "container.toolkit-preinstall-amdgpu-check"),
+    # constructed: an unrelated notice that merely names the driver
+    ("Warning: AMD GPU driver (amdgpu) is loaded but no GPU was found by amd-ctk gpu list\n",
+     "container.toolkit-preinstall-amdgpu-check"),
     # constructed: SQLite itself missing (runtime soname, no absolute path): another cause
     ("python3: error while loading shared libraries: libsqlite3.so.0: cannot open shared "
      "object file: No such file or directory\n", "rocm.rocprofv3-sqlite3-absolute-needed"),
