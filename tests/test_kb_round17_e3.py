@@ -22,21 +22,32 @@ LEADS = [
     # constructed: amdflang from a venv with a full path
     ("could not exec /home/u/.venv/lib/python3.13/site-packages/_rocm_sdk_devel/bin/amdllvm: "
      "No such file or directory\n", "compiler.rocm-sdk-amdllvm-missing-in-bin"),
-    # constructed: the deb preinst's line through apt
+    # constructed: the plain ImportError of `python -c "import vllm._C"`, an at:: symbol
+    ("ImportError: /opt/venv/lib/python3.12/site-packages/vllm/_C.abi3.so: undefined symbol: "
+     "_ZN2at4_ops5empty4callEv\n", "llm.vllm-extension-torch-abi-mismatch"),
+    # constructed: the deb preinst's line through apt (existing entry, deb wording)
     ("Preparing to unpack .../amd-container-toolkit_1.3.0~24.04_amd64.deb ...\nChecking for AMD "
      "GPU driver...\nError: AMD GPU driver (amdgpu) is not installed or loaded.\ndpkg: error "
      "processing archive (--unpack):\n new amd-container-toolkit package pre-installation "
      "script subprocess returned error exit status 1\n",
-     "container.toolkit-preinstall-amdgpu-check"),
+     "container.amd-ctk-install-needs-amdgpu"),
 ]  # fmt: skip
 
 SILENT = [
-    # constructed: the healthy install (the check passes)
+    # constructed after vLLM's CUDA-only kernel case: an undefined symbol of vLLM's own
+    # (not libtorch's) is a kernel not built for ROCm, another entry's cause
+    ("ImportError: /usr/local/lib/python3.12/dist-packages/vllm/_C.abi3.so: undefined symbol: "
+     "_Z18cutlass_mla_decodeRKN2at6TensorES2_\n", "llm.vllm-extension-torch-abi-mismatch"),
+    # constructed: a healthy vLLM start on ROCm
+    ("INFO 05-22 08:41:53 [__init__.py:239] Automatically detected platform rocm.\n",
+     "llm.vllm-extension-torch-abi-mismatch"),
+    # constructed: the healthy install (the check passes); guards the existing entry
+    # container.amd-ctk-install-needs-amdgpu (no new pattern for it this round)
     ("Checking for AMD GPU driver...\nAMD GPU driver found.\nUnpacking amd-container-toolkit "
-     "(1.3.0~26.04) over (1.3.0~24.04)\n", "container.toolkit-preinstall-amdgpu-check"),
+     "(1.3.0~26.04) over (1.3.0~24.04)\n", "container.amd-ctk-install-needs-amdgpu"),
     # constructed: an unrelated notice that merely names the driver
     ("Warning: AMD GPU driver (amdgpu) is loaded but no GPU was found by amd-ctk gpu list\n",
-     "container.toolkit-preinstall-amdgpu-check"),
+     "container.amd-ctk-install-needs-amdgpu"),
     # constructed: SQLite itself missing (runtime soname, no absolute path): another cause
     ("python3: error while loading shared libraries: libsqlite3.so.0: cannot open shared "
      "object file: No such file or directory\n", "rocm.rocprofv3-sqlite3-absolute-needed"),
