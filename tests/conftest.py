@@ -28,6 +28,22 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "lab_scale: the larger lab scale tests")
 
 
+LAB_FIXTURES = frozenset(("lab", "make_lab", "clean_host", "amd_mirror", "lab_available"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files whose tests boot lab hosts run first. pytest-xdist (--dist loadfile) hands files
+    to workers in this order, so the long, mostly waiting lab files start at once on every
+    worker and the many short in-process files fill the gaps at the end, instead of one
+    worker finishing a long lab file alone while the others idle."""
+    def needs_lab(item: pytest.Item) -> bool:
+        names = getattr(item, "fixturenames", ())
+        return item.get_closest_marker("lab") is not None or not LAB_FIXTURES.isdisjoint(names)
+
+    lab_files = {item.path for item in items if needs_lab(item)}
+    items.sort(key=lambda item: item.path not in lab_files)  # stable: order kept within
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     skipped = terminalreporter.stats.get("skipped", [])
     if not skipped or os.environ.get("ROCMPROV_ALLOW_SKIP") == "1":
