@@ -23,6 +23,7 @@ from rocmprov.kb.anchors import choose_anchors
 from rocmprov.kb.table import Table
 
 MAX_EVIDENCE = 10  # evidence lines kept per entry
+EVIDENCE = "evidence"  # a multi-line pattern's group naming the lines it shows
 MAX_COUNT = 1000  # occurrences counted per entry; past that the entry's anchors leave the scan
 MAX_LINE = 4000  # characters of a line kept as evidence
 _SPAN = 8192  # a match is at most this long: how far around a hit a regex looks
@@ -226,9 +227,13 @@ def scan(
                     if m.start() > pos:
                         break
                     if pos < m.end():  # the match covers this anchor hit
-                        first = line_no - text.count("\n", m.start(), pos)
-                        a = text.rfind("\n", lo, m.start()) + 1 or lo
-                        b = text.find("\n", max(m.end() - 1, m.start()), hi)
+                        # a pattern that reads lines around its message only to rule a
+                        # context out shows just its `evidence` group's lines
+                        s0, e0 = m.span(EVIDENCE) if EVIDENCE in m.re.groupindex else m.span()
+                        s0, e0 = (m.start(), m.end()) if s0 < 0 else (s0, e0)
+                        first = line_no - text.count("\n", s0, pos) + text.count("\n", pos, s0)
+                        a = text.rfind("\n", lo, s0) + 1 or lo
+                        b = text.find("\n", max(e0 - 1, s0), hi)
                         _record(found, target, m, first, text[a : hi if b < 0 else b].split("\n"))
                         break
             if found.get(target.entry) is not None and found[target.entry].count >= MAX_COUNT:
