@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from rocmprov.kb import match
+from tests.kbcases import assert_leads, assert_silent
 
 LEADS = [
     # lemonade src/cpp/server/server.cpp ("Cannot install <recipe>:<backend> on this system:
@@ -72,8 +73,7 @@ SILENT = [
 
 @pytest.mark.parametrize("text, entry", LEADS)
 def test_the_cause_leads(text: str, entry: str) -> None:
-    found = [m.id for m in match(text)]
-    assert found and found[0] == entry, found
+    assert_leads(text, entry)
 
 
 @pytest.mark.parametrize("text, wolf", SILENT)
@@ -83,4 +83,4 @@ def test_the_entry_stays_silent_where_its_cause_is_wrong(text: str, wolf: str) -
         assert found and found[0].id == "rocblas.hipblaslt-no-library-for-arch"
         assert not found[0].fix.startswith("In Ollama"), found[0].fix
         return
-    assert wolf not in [m.id for m in match(text)]
+    assert_silent(text, wolf)
