@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from rocmprov.kb import match
+from tests.kbcases import assert_silent
 
 NOT_COMPILED = "AssertionError: Torch not compiled with CUDA enabled"  # torch/cuda/__init__.py
 
@@ -47,7 +48,7 @@ CASES = [
 
 @pytest.mark.parametrize("text, wolf", CASES)
 def test_the_entry_does_not_answer_where_its_cause_is_wrong(text: str, wolf: str) -> None:
-    assert wolf not in [m.id for m in match(text)]
+    assert_silent(text, wolf)
 
 
 def test_the_omniperf_roofline_line_ranks_below_a_failure() -> None:

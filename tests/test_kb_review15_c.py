@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from rocmprov.kb import load_table, match
+from rocmprov.kb import load_table
+from tests.kbcases import assert_leads, assert_silent
 
 NOT_COMPILED = "AssertionError: Torch not compiled with CUDA enabled"
 
@@ -48,13 +49,12 @@ LEADS = [
 
 @pytest.mark.parametrize("text, wolf", SILENT)
 def test_silent(text: str, wolf: str) -> None:
-    assert wolf not in [m.id for m in match(text)]
+    assert_silent(text, wolf)
 
 
 @pytest.mark.parametrize("text, entry", LEADS)
 def test_leads(text: str, entry: str) -> None:
-    found = [m.id for m in match(text)]
-    assert found and found[0] == entry, found
+    assert_leads(text, entry)
 
 
 def test_ray_fix_names_the_hip_noset_variable() -> None:
