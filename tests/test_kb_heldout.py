@@ -33,8 +33,8 @@ CASES = load_cases(HELDOUT)
 TABLE = load_table()
 # Issue 28 asks for 150 cases (25 benign); collection stands at 243 (43 benign) after round 12,
 # see tests/data/kb-heldout/PROGRESS.md. These floors keep what exists from shrinking.
-MIN_CASES = 287
-MIN_BENIGN = 45
+MIN_CASES = 290
+MIN_BENIGN = 46
 
 
 def test_the_set_is_as_large_as_the_issue_asks() -> None:
