@@ -88,3 +88,42 @@ def test_round18_e3_leads(text: str, entry: str) -> None:
 @pytest.mark.parametrize(("text", "wolf"), SILENT)
 def test_round18_e3_silent(text: str, wolf: str) -> None:
     assert_silent(text, wolf)
+
+
+SLURM_LEADS = [
+    # constructed from gres.c's fatal(): an AMD render node, slurmd's own log prefix
+    ("[2026-12-01T10:00:21.004] fatal: can't stat gres.conf file /dev/dri/renderD135: No such "
+     "file or directory\n", "container.slurm-gres-file-missing"),
+    # constructed from gres_gpu.c: the detected AMD GPU's type is no configured type's superstring
+    ("[2026-12-01T10:00:01.100] gres/gpu: _normalize_sys_gres_types: Could not find an unused "
+     "configuration record with a GRES type that is a substring of system device "
+     "`amd_instinct_mi250x`. Setting system GRES type to NULL\n",
+     "container.slurm-gres-gpus-ignored"),
+    ("slurmd-gpu01: warning: The following autodetected GPUs are being ignored:\n"
+     "slurmd-gpu01:     GRES[gpu] Type:amd_instinct_mi210 Count:1 Cores(64):0-31  "
+     "Links:-1,15 Flags:HAS_FILE,HAS_TYPE,ENV_RSMI File:/dev/dri/renderD128 UniqueId:(null)\n",
+     "container.slurm-gres-gpus-ignored"),
+]  # fmt: skip
+
+SLURM_SILENT = [
+    # constructed: the device node appeared during the wait (healthy)
+    ("error: Waiting for gres.conf file /dev/dri/renderD128\ngres.conf file /dev/dri/renderD128 "
+     "now exists\n", "container.slurm-gres-file-missing"),
+    # constructed: gres.conf itself missing is another message (no /dev node)
+    ("fatal: can't stat gres.conf file /etc/slurm/gres.conf: Permission denied\n",
+     "container.slurm-gres-file-missing"),
+    # constructed: a healthy merge
+    ("debug:  Including the following GPU matched between system and configuration:\n"
+     "debug:      GRES[gpu] Type:mi300x Count:1 File:/dev/dri/renderD128\n",
+     "container.slurm-gres-gpus-ignored"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "entry"), SLURM_LEADS)
+def test_round18_e3_slurm_leads(text: str, entry: str) -> None:
+    assert_leads(text, entry)
+
+
+@pytest.mark.parametrize(("text", "wolf"), SLURM_SILENT)
+def test_round18_e3_slurm_silent(text: str, wolf: str) -> None:
+    assert_silent(text, wolf)
