@@ -127,3 +127,46 @@ def test_round18_e3_slurm_leads(text: str, entry: str) -> None:
 @pytest.mark.parametrize(("text", "wolf"), SLURM_SILENT)
 def test_round18_e3_slurm_silent(text: str, wolf: str) -> None:
     assert_silent(text, wolf)
+
+
+PODMAN_LEADS = [
+    # constructed from cmd/podman/containers/create.go: keep-groups with the render group too
+    ("$ podman run --rm --device /dev/kfd --device /dev/dri --group-add keep-groups "
+     "--group-add render rocm/pytorch rocminfo\nError: the '--group-add keep-groups' option is "
+     "not allowed with any other --group-add options\n", "container.podman-keep-groups-rejected"),
+    # constructed: the same from podman-remote
+    ("Error: the '--group-add keep-groups' option is not supported in remote mode\n",
+     "container.podman-keep-groups-rejected"),
+    # constructed: Podman 3.1 via a Quadlet-less systemd unit, journal prefix
+    ("Dec 01 10:00:00 host podman[4242]: Error: error looking up supplemental groups for "
+     "container 1f2e: Unable to find group keep-groups\n", "container.podman-keep-groups-rejected"),
+]  # fmt: skip
+
+PODMAN_SILENT = [
+    # constructed: an ordinary missing group name (another cause: the name is not in the
+    # image's /etc/group)
+    ("Error: looking up supplemental groups for container 1f2e: Unable to find group render: "
+     "no matching entries in group file\n", "container.podman-keep-groups-rejected"),
+    # constructed: a healthy run that merely echoes the option
+    ("+ podman run --group-add keep-groups --device /dev/kfd rocm/dev-ubuntu-24.04 rocminfo\n"
+     "ROCk module is loaded\n", "container.podman-keep-groups-rejected"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "entry"), PODMAN_LEADS)
+def test_round18_e3_podman_leads(text: str, entry: str) -> None:
+    assert_leads(text, entry)
+
+
+@pytest.mark.parametrize(("text", "wolf"), PODMAN_SILENT)
+def test_round18_e3_podman_silent(text: str, wolf: str) -> None:
+    assert_silent(text, wolf)
+
+
+def test_round18_e3_podman_condition() -> None:
+    from rocmprov.kb import match
+
+    text = ("Error: the '--group-add keep-groups' option is not allowed with any other "
+            "--group-add options\n")
+    found = [m for m in match(text) if m.id == "container.podman-keep-groups-rejected"]
+    assert found and found[0].condition == "combined with other --group-add options"
