@@ -170,3 +170,31 @@ def test_round18_e3_podman_condition() -> None:
             "--group-add options\n")
     found = [m for m in match(text) if m.id == "container.podman-keep-groups-rejected"]
     assert found and found[0].condition == "combined with other --group-add options"
+
+
+CTK_LEADS = [
+    # constructed from internal/gpu-tracker's slog.Warn (later releases): an index past the last GPU
+    ('time=2026-12-01T10:00:00.000Z level=WARN msg="Ignoring GPUs as they are invalid" '
+     "gpus=[8]\n", "container.amd-visible-devices-invalid"),
+    # constructed from the fmt.Printf form: a malformed range
+    ("Ignoring [7-3] GPUs Ranges as they are invalid\n", "container.amd-visible-devices-invalid"),
+]  # fmt: skip
+
+CTK_SILENT = [
+    # constructed: amd-ctk's healthy listing
+    ("Found 2 AMD GPU devices\nGPU Id    UUID                     DRM Devices\n"
+     "0         0xEF2C1799A1F3E2ED       /dev/dri/renderD128\n",
+     "container.amd-visible-devices-invalid"),
+    # constructed: another program's wording about GPUs it skips
+    ("Ignoring 2 GPUs as they are busy\n", "container.amd-visible-devices-invalid"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "entry"), CTK_LEADS)
+def test_round18_e3_ctk_leads(text: str, entry: str) -> None:
+    assert_leads(text, entry)
+
+
+@pytest.mark.parametrize(("text", "wolf"), CTK_SILENT)
+def test_round18_e3_ctk_silent(text: str, wolf: str) -> None:
+    assert_silent(text, wolf)
