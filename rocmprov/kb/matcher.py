@@ -186,6 +186,22 @@ def _code_owners(table: Table, index: status_codes.Codes) -> dict[str, int]:
     return owners
 
 
+# HIP's messages after a "CUDA error" prefix are a HIP code's only on an AMD machine: ggml and
+# hipified programs print CUDA's prefix on ROCm builds, but beside an NVIDIA card, driver or
+# nvidia-smi table the line is CUDA's own status (same words, NVIDIA's cause and fix).
+_CUDA_PREFIX = re.compile(r"CUDA error(?::| \d)")
+_NVIDIA_MACHINE = re.compile(
+    r"\bDevice \d+: NVIDIA|GeForce|\b[RG]TX\s?\d{3,4}\b|Quadro|\bTesla\s+[A-Z]?\d|\bNVRM\b"
+    r"|NVIDIA-SMI \d|CUDA Version: \d"
+)
+
+
+def _cuda_own(hit: status_codes.Hit, text: str) -> bool:
+    """A HIP message found after CUDA's prefix in a text that shows an NVIDIA machine."""
+    return (hit.how == "message" and _CUDA_PREFIX.search(hit.evidence) is not None
+            and _NVIDIA_MACHINE.search(text) is not None)  # fmt: skip
+
+
 # A hex value is a status code's only when the line says so (not "HSA_ENABLE_SDMA=0 mask 0x2a").
 _STATUS_WORDS = re.compile(r"(?i)error|status|fail|returned|code|fault")
 
@@ -253,7 +269,8 @@ def analyse(
         explained = {n for i, acc in found.items() if i not in put_back for n in acc.lines}
         named = "\n".join(ev for i in put_back for ev in found[i].evidence)
         hits, code_like = status_codes.find_lines(list(code_lines.values()), index)
-        hits = [h for h in hits if h.line not in explained and h.code.name not in named]
+        hits = [h for h in hits if h.line not in explained and h.code.name not in named
+                and not _cuda_own(h, text)]  # fmt: skip
         hits = _owned_by_entries(table, index, hits, found)
     facts = extract(text, _needed(table, found)) if found else []
     values = {f.name: f.value for f in facts}
