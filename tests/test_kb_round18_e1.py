@@ -28,6 +28,11 @@ LEADS = [
     # the unsigned kernel flavour (Ubuntu mainline / linux-image-unsigned-*) fails the same way
     ("dpkg: error processing package linux-image-unsigned-6.12.10-061210-generic (--configure):\n",
      "dkms.amdgpu-dpkg-configure-failed"),
+    # any other compiler error in amdgpu-dkms's mktemp build tree stays with the generic entry
+    # (its wording of that form now belongs to dkms.amdgpu-drm-dp-add-payload-part2)
+    ("/tmp/amd.gUeRkJ9X/amd/amdgpu/../display/amdgpu_dm/amdgpu_dm.c:9612:17: error: implicit "
+     "declaration of function 'drm_atomic_helper_wait_for_flip_done_x' "
+     "[-Werror=implicit-function-declaration]\n", "dkms.amdgpu-build-failed"),
     # with the amdgpu build failure in the same paste, the root cause leads, not the symptom
     ("Error! Bad return status for module build on kernel: 6.8.0-44-generic (x86_64)\n"
      "Consult /var/lib/dkms/amdgpu/6.8.5-2009582.24.04/build/make.log for more information.\n"
@@ -38,6 +43,12 @@ LEADS = [
     ("warning: /var/cache/dnf/rocm-5f1bd3c4f2b0e1a7/packages/rocm-core-6.2.0.60200-66.el9."
      "x86_64.rpm: Header V4 RSA/SHA512 Signature, key ID 1a693c5c: NOKEY\n",
      "apt.rpm-amd-key-nokey-warning"),
+    # dnf 4 dnf/cli/commands/install.py: PackagesNotAvailableError("Unable to find a match",
+    # pkg_spec=' '.join(errs)) -> "Error: Unable to find a match: <spec> <spec>...", pasted alone
+    ("Error: Unable to find a match: rocm\n", "apt.rocm-repo-not-configured"),
+    # the ROCm spec after an unrelated one in the same list (a versioned meta-package)
+    ("Error: Unable to find a match: kernel-devel-5.14.0-503.40.1.el9_5.x86_64 "
+     "rocm-hip-sdk6.4.1\n", "apt.rocm-repo-not-configured"),
 ]
 
 SILENT = [
@@ -59,6 +70,12 @@ SILENT = [
     ("rocm-core-6.2.0.60200-66.el9.x86_64.rpm: Header V4 RSA/SHA512 Signature, key ID "
      "1a693c5c: OK\n",
      "apt.rpm-amd-key-nokey-warning"),
+    # a missing kernel package alone is not a missing ROCm repository
+    ("Error: Unable to find a match: kernel-modules-extra-6.12.0-124.56.5.el10_1.x86_64\n",
+     "apt.rocm-repo-not-configured"),
+    # the renamed rocm-dkms has its own entry, and "rocminfo" inside another name is not it
+    ("Error: Unable to find a match: rocm-dkms python3-rocminfo-helpers\n",
+     "apt.rocm-repo-not-configured"),
 ]
 
 
