@@ -28,6 +28,9 @@ LEADS = [
     # the unsigned kernel flavour (Ubuntu mainline / linux-image-unsigned-*) fails the same way
     ("dpkg: error processing package linux-image-unsigned-6.12.10-061210-generic (--configure):\n",
      "dkms.amdgpu-dpkg-configure-failed"),
+    # gcc's source echo under the error: all that is left when the error line was cut short
+    ("  563 |         ret = drm_dp_add_payload_part2(mst_mgr, mst_state->base.state, new_payl\n",
+     "dkms.amdgpu-drm-dp-add-payload-part2"),
     # any other compiler error in amdgpu-dkms's mktemp build tree stays with the generic entry
     # (its wording of that form now belongs to dkms.amdgpu-drm-dp-add-payload-part2)
     ("/tmp/amd.gUeRkJ9X/amd/amdgpu/../display/amdgpu_dm/amdgpu_dm.c:9612:17: error: implicit "
@@ -56,6 +59,9 @@ SILENT = [
     ("/var/lib/dkms/i915-sriov-dkms/2024.09.26/build/drivers/gpu/drm/i915/display/intel_dp_mst.c:"
      "1203:48: error: passing argument 2 of 'drm_dp_add_payload_part2' from incompatible pointer "
      "type [-Werror=incompatible-pointer-types]\n", "dkms.amdgpu-drm-dp-add-payload-part2"),
+    # i915's own call of the helper, echoed by gcc, is not amdgpu's
+    ("  1203 |         ret = drm_dp_add_payload_part2(&intel_dp->mst_mgr, state, payload);\n",
+     "dkms.amdgpu-drm-dp-add-payload-part2"),
     # another kernel hook failing (update-grub) is not a DKMS build
     ("run-parts: /etc/kernel/postinst.d/zz-update-grub exited with return code 1\n",
      "dkms.amdgpu-dpkg-configure-failed"),
