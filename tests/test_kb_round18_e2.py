@@ -1,0 +1,55 @@
+"""Round 18 (engineer 2): ML frameworks beyond PyTorch (MIGraphX, JAX, TensorFlow, Triton,
+ONNX Runtime). The texts are CONSTRUCTED, not captured outputs: each fills a message's format
+string (named in the comment, from the program's source) with typical values, or is a
+healthy/unrelated line of the same program that must not match."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.kbcases import assert_leads, assert_silent
+
+LEADS = [
+    # MIGraphX register_target.cpp + dynamic_loader.cpp, the versioned name, from Python
+    ("RuntimeError: /src/AMDMIGraphX/src/dynamic_loader.cpp:48: check_load_error: Dynamic "
+     "loading or symbol lookup failed with libmigraphx_cpu.so.2012000: cannot open shared "
+     "object file: No such file or directory\n", "framework.migraphx-cpu-target-not-built"),
+    # MIGraphX src/targets/gpu/CMakeLists.txt FATAL_ERROR, unwrapped (a CI log)
+    ("CMake Error at src/targets/gpu/CMakeLists.txt:31 (message): HIP package is broken and has "
+     "no GPU_TARGETS. Please pass GPU_TARGETS to cmake.\n",
+     "compiler.hip-cmake-gpu-detection-failed"),
+    # jax/_src/lib/__init__.py check_jaxlib_version, local-version suffixes
+    ("RuntimeError: jaxlib version 0.6.0.dev20250601 is newer than and incompatible with jax "
+     "version 0.5.3. Please update your jax and/or jaxlib packages.\n",
+     "framework.jax-jaxlib-version-mismatch"),
+    # jaxlib/plugin_support.py check_plugin_version, the warnings module's wrapped line
+    ("/venv/lib/python3.12/site-packages/jaxlib/plugin_support.py:71: RuntimeWarning: JAX plugin "
+     "jax_rocm60_plugin version 0.4.31 is installed,\nbut it is not compatible with the "
+     "installed jaxlib version 0.4.35, so it will not be used.\n",
+     "framework.jax-jaxlib-version-mismatch"),
+]  # fmt: skip
+
+SILENT = [
+    # the gpu/ref targets and the moved private libraries are other causes
+    ("check_load_error: Dynamic loading or symbol lookup failed with libmigraphx_gpu.so: "
+     "cannot open shared object file: No such file or directory\n",
+     "framework.migraphx-cpu-target-not-built"),
+    ("migraphx-driver: error while loading shared libraries: libmigraphx_cpu.so.2010000: "
+     "cannot open shared object file: No such file or directory\n",
+     "rocm.migraphx-private-lib-not-on-rpath"),
+    # a healthy MIGraphX configure
+    ("-- GPU_TARGETS: gfx942;gfx90a\n-- MIGraphX is using HSA runtime for chiplet query\n",
+     "compiler.hip-cmake-gpu-detection-failed"),
+    # matching versions reported by jax.print_environment_info()
+    ("jax:    0.5.0\njaxlib: 0.5.0\nnumpy:  2.2.3\n", "framework.jax-jaxlib-version-mismatch"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "entry"), LEADS)
+def test_leads(text: str, entry: str) -> None:
+    assert_leads(text, entry)
+
+
+@pytest.mark.parametrize(("text", "wolf"), SILENT)
+def test_silent(text: str, wolf: str) -> None:
+    assert_silent(text, wolf)
