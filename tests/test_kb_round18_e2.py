@@ -27,6 +27,14 @@ LEADS = [
      "jax_rocm60_plugin version 0.4.31 is installed,\nbut it is not compatible with the "
      "installed jaxlib version 0.4.35, so it will not be used.\n",
      "framework.jax-jaxlib-version-mismatch"),
+    # XLA gpu_backend_lib.cc LinkWithBitcodeVector: the LOG(ERROR) line (TF log prefix) and
+    # the status raised to Python, with an absolute ROCm 6 path
+    ("2026-01-01 10:00:00.000000: E external/xla/xla/service/gpu/llvm_gpu_backend/"
+     "gpu_backend_lib.cc:312] bitcode module is required by this HLO module but was not found "
+     "at /opt/rocm-6.2.0/amdgcn/bitcode/ocml.bc\n", "framework.xla-rocm-device-bitcode-not-found"),
+    ("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: bitcode module not found at "
+     "/usr/lib/clang/17/amdgcn/bitcode/oclc_isa_version_1100.bc\n",
+     "framework.xla-rocm-device-bitcode-not-found"),
 ]  # fmt: skip
 
 SILENT = [
@@ -42,6 +50,11 @@ SILENT = [
      "compiler.hip-cmake-gpu-detection-failed"),
     # matching versions reported by jax.print_environment_info()
     ("jax:    0.5.0\njaxlib: 0.5.0\nnumpy:  2.2.3\n", "framework.jax-jaxlib-version-mismatch"),
+    # NVIDIA's libdevice (XLA's NVPTX path) and a bitcode file that is not a ROCm device library
+    ("RuntimeError: Internal: libdevice not found at ./libdevice.10.bc\n",
+     "framework.xla-rocm-device-bitcode-not-found"),
+    ("INTERNAL: bitcode module not found at /tmp/kernels/custom_call_lib.bc\n",
+     "framework.xla-rocm-device-bitcode-not-found"),
 ]  # fmt: skip
 
 
