@@ -35,6 +35,11 @@ LEADS = [
     ("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: bitcode module not found at "
      "/usr/lib/clang/17/amdgcn/bitcode/oclc_isa_version_1100.bc\n",
      "framework.xla-rocm-device-bitcode-not-found"),
+    # DeepSpeed op_builder/builder.py validate_torch_op_version, the ROCm branch, wrapped
+    ("RuntimeError: HIP version mismatch! DeepSpeed ops were compiled and installed\nwith a "
+     "different version than what is being used at runtime. Please re-install DeepSpeed or "
+     "switch torch versions. Install HIP version=6.1, Runtime HIP version=6.2\n",
+     "framework.torch-extension-built-for-other-torch"),
 ]  # fmt: skip
 
 SILENT = [
@@ -55,6 +60,11 @@ SILENT = [
      "framework.xla-rocm-device-bitcode-not-found"),
     ("INTERNAL: bitcode module not found at /tmp/kernels/custom_call_lib.bc\n",
      "framework.xla-rocm-device-bitcode-not-found"),
+    # DeepSpeed's toolkit check (system CUDA vs torch's) is another cause
+    ("deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder: Installed "
+     "CUDA version 12.2 does not match the version torch was compiled with 11.7, unable to "
+     "compile cuda/cpp extensions without a matching cuda version.\n",
+     "framework.torch-extension-built-for-other-torch"),
 ]  # fmt: skip
 
 
