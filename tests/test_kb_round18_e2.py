@@ -40,6 +40,9 @@ LEADS = [
      "different version than what is being used at runtime. Please re-install DeepSpeed or "
      "switch torch versions. Install HIP version=6.1, Runtime HIP version=6.2\n",
      "framework.torch-extension-built-for-other-torch"),
+    # XLA stream_executor (TensorFlow log prefix), the plain status from a jitted function
+    ("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed call to hipGetFuncBySymbol: "
+     "hipError_t(98)\n", "hip.invalid-device-function"),
 ]  # fmt: skip
 
 SILENT = [
@@ -65,6 +68,9 @@ SILENT = [
      "CUDA version 12.2 does not match the version torch was compiled with 11.7, unable to "
      "compile cuda/cpp extensions without a matching cuda version.\n",
      "framework.torch-extension-built-for-other-torch"),
+    # another HIP error number from the same lookup (1: hipErrorInvalidValue) is not this cause
+    ("INTERNAL: Failed call to hipGetFuncBySymbol: hipError_t(1)\n",
+     "hip.invalid-device-function"),
 ]  # fmt: skip
 
 
