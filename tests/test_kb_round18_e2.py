@@ -43,6 +43,10 @@ LEADS = [
     # XLA stream_executor (TensorFlow log prefix), the plain status from a jitted function
     ("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed call to hipGetFuncBySymbol: "
      "hipError_t(98)\n", "hip.invalid-device-function"),
+    # MIGraphX compile_ops.cpp (2023) under migraphx-driver
+    ("terminate called after throwing an instance of 'migraphx::version_1::exception'\n  what():  "
+     "/src/AMDMIGraphX/src/targets/gpu/compile_ops.cpp:180: benchmark: No configs to tune\n",
+     "framework.migraphx-hiprtc-no-configs-to-tune"),
 ]  # fmt: skip
 
 SILENT = [
@@ -71,6 +75,8 @@ SILENT = [
     # another HIP error number from the same lookup (1: hipErrorInvalidValue) is not this cause
     ("INTERNAL: Failed call to hipGetFuncBySymbol: hipError_t(1)\n",
      "hip.invalid-device-function"),
+    # MIGraphX's tuning trace of a healthy compile
+    ("Benchmarking gpu::mlir_op: 12 configs\n", "framework.migraphx-hiprtc-no-configs-to-tune"),
 ]  # fmt: skip
 
 
