@@ -47,6 +47,9 @@ LEADS = [
     ("terminate called after throwing an instance of 'migraphx::version_1::exception'\n  what():  "
      "/src/AMDMIGraphX/src/targets/gpu/compile_ops.cpp:180: benchmark: No configs to tune\n",
      "framework.migraphx-hiprtc-no-configs-to-tune"),
+    # pip's resolver, unpinned, pip >= 25's wording
+    ("ERROR: Could not find a final version that satisfies the requirement tensorflow-rocm "
+     "(from versions: none)\n", "framework.tf-rocm-no-wheel-for-python"),
 ]  # fmt: skip
 
 SILENT = [
@@ -77,6 +80,12 @@ SILENT = [
      "hip.invalid-device-function"),
     # MIGraphX's tuning trace of a healthy compile
     ("Benchmarking gpu::mlir_op: 12 configs\n", "framework.migraphx-hiprtc-no-configs-to-tune"),
+    # versions exist, only the pinned one does not: another problem
+    ("ERROR: Could not find a version that satisfies the requirement tensorflow-rocm==2.99.0 "
+     "(from versions: 2.13.0.570, 2.14.0.600)\n", "framework.tf-rocm-no-wheel-for-python"),
+    # plain tensorflow (CUDA/CPU) on an unsupported Python is not a ROCm matter
+    ("ERROR: Could not find a version that satisfies the requirement tensorflow (from versions: "
+     "none)\n", "framework.tf-rocm-no-wheel-for-python"),
 ]  # fmt: skip
 
 
