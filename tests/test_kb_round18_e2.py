@@ -50,6 +50,12 @@ LEADS = [
     # pip's resolver, unpinned, pip >= 25's wording
     ("ERROR: Could not find a final version that satisfies the requirement tensorflow-rocm "
      "(from versions: none)\n", "framework.tf-rocm-no-wheel-for-python"),
+    # triton/backends/amd/compiler.py make_ttgir, the assertion as Python raises it
+    ("  File \"/venv/lib/python3.10/site-packages/triton/backends/amd/compiler.py\", line 219, in "
+     "make_ttgir\nAssertionError: Triton AMD backend pipeliner has been updated. We used to "
+     "trigger software pipelining with num_stages == 0. Now it will not happen anymore; please "
+     "update to use num_stages == 2 for equivalent behavior in the past.\n",
+     "framework.triton-amd-num-stages-zero"),
 ]  # fmt: skip
 
 SILENT = [
@@ -86,6 +92,10 @@ SILENT = [
     # plain tensorflow (CUDA/CPU) on an unsupported Python is not a ROCm matter
     ("ERROR: Could not find a version that satisfies the requirement tensorflow (from versions: "
      "none)\n", "framework.tf-rocm-no-wheel-for-python"),
+    # an autotuner line that merely names num_stages
+    ("Triton autotuning for function triton_mm_0 finished after 1.2s; best config selected: "
+     "BLOCK_M: 64, BLOCK_N: 64, num_warps: 4, num_stages: 0\n",
+     "framework.triton-amd-num-stages-zero"),
 ]  # fmt: skip
 
 
