@@ -56,6 +56,13 @@ LEADS = [
      "trigger software pipelining with num_stages == 0. Now it will not happen anymore; please "
      "update to use num_stages == 2 for equivalent behavior in the past.\n",
      "framework.triton-amd-num-stages-zero"),
+    # DeepSpeed 0.15.0 setup.py through pip (site-packages layout, another line number)
+    ('  File "/tmp/pip-install-abc/deepspeed_0123/op_builder/gds.py", line 46, in is_compatible\n'
+     '    CUDA_LIB64 = os.path.join(CUDA_HOME, "lib64")\n'
+     '                 ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n'
+     '  File "<frozen posixpath>", line 76, in join\n'
+     "TypeError: expected str, bytes or os.PathLike object, not NoneType\n",
+     "framework.deepspeed-0-15-0-gds-builder-rocm"),
 ]  # fmt: skip
 
 SILENT = [
@@ -96,6 +103,11 @@ SILENT = [
     ("Triton autotuning for function triton_mm_0 finished after 1.2s; best config selected: "
      "BLOCK_M: 64, BLOCK_N: 64, num_warps: 4, num_stages: 0\n",
      "framework.triton-amd-num-stages-zero"),
+    # the same TypeError from another op builder, and ds_report's healthy GDS line
+    ('  File "/src/DeepSpeed/op_builder/async_io.py", line 90, in is_compatible\n'
+     "TypeError: expected str, bytes or os.PathLike object, not NoneType\n",
+     "framework.deepspeed-0-15-0-gds-builder-rocm"),
+    ("gds .................... [NO] ....... [NO]\n", "framework.deepspeed-0-15-0-gds-builder-rocm"),
 ]  # fmt: skip
 
 
