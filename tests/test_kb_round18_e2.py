@@ -50,6 +50,10 @@ LEADS = [
     # pip's resolver, unpinned, pip >= 25's wording
     ("ERROR: Could not find a final version that satisfies the requirement tensorflow-rocm "
      "(from versions: none)\n", "framework.tf-rocm-no-wheel-for-python"),
+    # the requirement came from a file (pip's "(from -r <file> (line N))")
+    ("ERROR: Could not find a version that satisfies the requirement tensorflow-rocm==2.14.0.600 "
+     "(from -r requirements.txt (line 3)) (from versions: none)\n",
+     "framework.tf-rocm-no-wheel-for-python"),
     # triton/backends/amd/compiler.py make_ttgir, the assertion as Python raises it
     ("  File \"/venv/lib/python3.10/site-packages/triton/backends/amd/compiler.py\", line 219, in "
      "make_ttgir\nAssertionError: Triton AMD backend pipeliner has been updated. We used to "
