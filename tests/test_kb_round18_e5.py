@@ -27,6 +27,9 @@ LEADS = [
     # constructed: the same line from an InfiniBand (not RoCE) fabric, no GIDs, receive side
     ("mi300-n07:88:121 [0] NCCL WARN NET/IB : Got completion from peer [fe80::1]<50123> with "
      "status=12 opcode=128 len=0 vendor err 129 (Recv)\n", "rccl.ib-completion-retry-exceeded"),
+    # constructed from RCCL's other MSCCL++ WARN (init.cc): a GPU that is not gfx94x
+    ("node1:12:12 [0] /src/init.cc:2061 NCCL WARN MSCCL++: Cannot enable MSCCL++ on "
+     "gfx90a:sramecc+:xnack- architecture\n", "noise.rccl-mscclpp-not-compatible"),
 ]  # fmt: skip
 
 SILENT = [
@@ -48,6 +51,9 @@ SILENT = [
     ("node-a:12:40 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB "
      "eth0:10.1.0.1<0>\nnode-a:12:40 [0] NCCL INFO NCCL_IB_GID_INDEX set by environment to 3.\n",
      "rccl.ib-completion-retry-exceeded"),
+    # constructed: MSCCL++ in use (the healthy INFO line of the same block)
+    ("node1:12:12 [0] NCCL INFO MSCCL++: Enabled! Msg size threshold=1048576\n",
+     "noise.rccl-mscclpp-not-compatible"),
 ]  # fmt: skip
 
 
