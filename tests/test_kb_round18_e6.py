@@ -15,6 +15,7 @@ from tests.kbcases import assert_leads, assert_silent
 ROCWMMA = "llm.llamacpp-rocwmma-fattn-no-matching-mma"
 IREE_FP8 = "compiler.iree-fp8-family-not-on-target"
 TRITON_LDS = "framework.triton-out-of-shared-memory"
+CK_MOE = "llm.aiter-ck-moe-gemm-shape-not-supported"
 
 LEADS = [
     # constructed: a ninja build of another tree, another line, CDNA target
@@ -33,6 +34,10 @@ LEADS = [
     ("<unknown>:0: error: 'arith.truncf' op F8E5M2FNUZ and F8E4M3FNUZ types are not supported on "
      "non-gfx942 (MI-300) chipsets; try F8E5M2 or F8E4M3FN instead, or use "
      "--iree-llvmgpu-enable-small-float-emulation to enable software emulation.\n", IREE_FP8),
+    # constructed: vLLM's worker prefix, the message wrapped after "with the" by a log viewer
+    ("(Worker_TP3 pid=812) ERROR 11-02 10:01:07 [multiproc_executor.py:790] RuntimeError: "
+     "wrong! device_gemm with the\nspecified compilation parameters does not support this GEMM "
+     "problem\n", CK_MOE),
 ]  # fmt: skip
 
 SILENT = [
@@ -47,6 +52,9 @@ SILENT = [
     # constructed: an MLIR dump naming the FNUZ types is not the error
     ("%8 = arith.extf %in1 : f8E5M2FNUZ to f32\n%9 = arith.extf %in2 : f8E4M3FNUZ to f32\n",
      IREE_FP8),
+    # constructed from CK's own format string for another device op: not a GEMM shape
+    ("wrong! DeviceSoftmaxImpl<F16,F32,F16,3,1,256> with the specified compilation parameters "
+     "does not support this Softmax problem.\n", CK_MOE),
 ]  # fmt: skip
 
 
