@@ -34,9 +34,9 @@ LEADS = [
     ("<unknown>:0: error: 'arith.truncf' op F8E5M2FNUZ and F8E4M3FNUZ types are not supported on "
      "non-gfx942 (MI-300) chipsets; try F8E5M2 or F8E4M3FN instead, or use "
      "--iree-llvmgpu-enable-small-float-emulation to enable software emulation.\n", IREE_FP8),
-    # constructed: vLLM's worker prefix, the message wrapped after "with the" by a log viewer
+    # constructed: vLLM's worker prefix in front of the same message
     ("(Worker_TP3 pid=812) ERROR 11-02 10:01:07 [multiproc_executor.py:790] RuntimeError: "
-     "wrong! device_gemm with the\nspecified compilation parameters does not support this GEMM "
+     "wrong! device_gemm with the specified compilation parameters does not support this GEMM "
      "problem\n", CK_MOE),
 ]  # fmt: skip
 
