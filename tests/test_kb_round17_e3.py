@@ -37,7 +37,8 @@ SILENT = [
     # constructed after vLLM's CUDA-only kernel case: an undefined symbol of vLLM's own
     # (not libtorch's) is a kernel not built for ROCm, another entry's cause
     ("ImportError: /usr/local/lib/python3.12/dist-packages/vllm/_C.abi3.so: undefined symbol: "
-     "_Z18cutlass_mla_decodeRKN2at6TensorES2_\n", "framework.torch-extension-built-for-other-torch"),
+     "_Z18cutlass_mla_decodeRKN2at6TensorES2_\n",
+     "framework.torch-extension-built-for-other-torch"),
     # constructed: a healthy vLLM start on ROCm
     ("INFO 05-22 08:41:53 [__init__.py:239] Automatically detected platform rocm.\n",
      "framework.torch-extension-built-for-other-torch"),
