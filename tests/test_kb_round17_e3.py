@@ -24,7 +24,7 @@ LEADS = [
      "No such file or directory\n", "compiler.rocm-sdk-amdllvm-missing-in-bin"),
     # constructed: the plain ImportError of `python -c "import vllm._C"`, an at:: symbol
     ("ImportError: /opt/venv/lib/python3.12/site-packages/vllm/_C.abi3.so: undefined symbol: "
-     "_ZN2at4_ops5empty4callEv\n", "llm.vllm-extension-torch-abi-mismatch"),
+     "_ZN2at4_ops5empty4callEv\n", "framework.torch-extension-built-for-other-torch"),
     # constructed: the deb preinst's line through apt (existing entry, deb wording)
     ("Preparing to unpack .../amd-container-toolkit_1.3.0~24.04_amd64.deb ...\nChecking for AMD "
      "GPU driver...\nError: AMD GPU driver (amdgpu) is not installed or loaded.\ndpkg: error "
@@ -37,10 +37,11 @@ SILENT = [
     # constructed after vLLM's CUDA-only kernel case: an undefined symbol of vLLM's own
     # (not libtorch's) is a kernel not built for ROCm, another entry's cause
     ("ImportError: /usr/local/lib/python3.12/dist-packages/vllm/_C.abi3.so: undefined symbol: "
-     "_Z18cutlass_mla_decodeRKN2at6TensorES2_\n", "llm.vllm-extension-torch-abi-mismatch"),
+     "_Z18cutlass_mla_decodeRKN2at6TensorES2_\n",
+     "framework.torch-extension-built-for-other-torch"),
     # constructed: a healthy vLLM start on ROCm
     ("INFO 05-22 08:41:53 [__init__.py:239] Automatically detected platform rocm.\n",
-     "llm.vllm-extension-torch-abi-mismatch"),
+     "framework.torch-extension-built-for-other-torch"),
     # constructed: the healthy install (the check passes); guards the existing entry
     # container.amd-ctk-install-needs-amdgpu (no new pattern for it this round)
     ("Checking for AMD GPU driver...\nAMD GPU driver found.\nUnpacking amd-container-toolkit "
