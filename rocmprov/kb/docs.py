@@ -61,8 +61,8 @@ held-out case: the table gets another report of the same problem from a table-si
 Since round 12 that has been done on purpose for the causes these cases missed (engineers given
 the causes in words, never the texts), so the figure above is optimistic: on cases written only
 after the table froze it is far lower (0 of 2 in round 18, 1 of 7 in round 17, 0 of 6 in rounds
-15 and 16, 0 of 5 in round 14, 22 % of 18 in round 13, 14 % of 22 in round 12, 24-38 % in rounds 8-11), the least
-biased estimate. Round by round:
+15 and 16, 0 of 5 in round 14, 22 % of 18 in round 13, 14 % of 22 in round 12, 24-38 % in
+rounds 8-11), the least biased estimate. Round by round:
 `tests/data/kb-heldout/PROGRESS.md`.
 
 Split by whether the table has an entry for the case's cause ("cited"; a real cause labelled
