@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from rocmprov.kb import match
 from tests.kbcases import assert_leads, assert_silent
 
 # an old HIP build of llama.cpp (named "CUDA", mid-2023 CUDA_CHECK "CUDA error %d at %s:%d: %s")
@@ -53,6 +54,22 @@ SILENT = [
      "`amd_instinct_mi250x`. Setting system GRES type to NULL\n"
      "Gres Name=gpu Type=(null) Count=1 Index=0 File=/dev/dri/renderD128 Flags=HAS_FILE,ENV_RSMI\n",
      "container.slurm-gres-gpus-ignored"),
+    # constructed from dnf 4's messages (base.py / cli: "Key import failed (code %d). Failing
+    # package is: %s", " GPG Keys are configured as: %s", "Error: GPG check FAILED"): the
+    # NOKEY line of an install that then stopped on the signature was called harmless
+    ("warning: /var/cache/dnf/rocm-2a3f1c/packages/rocm-core-6.2.0.60200-66.el9.x86_64.rpm: "
+     "Header V4 RSA/SHA512 Signature, key ID 1a693c5c: NOKEY\n"
+     "ROCm 6.2                                         1.6 kB/s | 1.6 kB     00:01\n"
+     "Importing GPG key 0x1A693C5C:\n"
+     " From       : https://repo.radeon.com/rocm/rocm.gpg.key\n"
+     "Key import failed (code 2). Failing package is: rocm-core-6.2.0.60200-66.el9.x86_64\n"
+     " GPG Keys are configured as: https://repo.radeon.com/rocm/rocm.gpg.key\n"
+     "Error: GPG check FAILED\n", "apt.rpm-amd-key-nokey-warning"),
+    # constructed: the same with dnf's "Public key for %s is not installed" (no gpgkey= line)
+    ("warning: /var/cache/dnf/amdgpu-1f/packages/amdgpu-dkms-6.8.5.60200-2009582.el9.noarch.rpm: "
+     "Header V4 RSA/SHA512 Signature, key ID 1a693c5c: NOKEY\n"
+     "Public key for amdgpu-dkms-6.8.5.60200-2009582.el9.noarch.rpm is not installed\n"
+     "Error: GPG check FAILED\n", "apt.rpm-amd-key-nokey-warning"),
 ]  # fmt: skip
 
 
@@ -66,6 +83,14 @@ def test_review18_a_silent(text: str, wolf: str) -> None:
     assert_silent(text, wolf)
 
 
+def test_review18_a_nokey_alone_still_harmless() -> None:
+    # the fixture's case (rpm -qi on the downloaded file, nothing failing after it) keeps the
+    # noise entry
+    text = ("warning: amd-smi-lib-26.2.0.70101-38.el8.x86_64.rpm: Header V4 RSA/SHA512 "
+            "Signature, key ID 1a693c5c: NOKEY\nName        : amd-smi-lib\n")
+    assert [m.id for m in match(text)] == ["apt.rpm-amd-key-nokey-warning"]
+
+
 def test_review18_a_dkms_hook_still_leads() -> None:
     # the kernel update whose DKMS hook failed (the entry's wording fixture, cut to the hook
     # line and dpkg's) still reaches the entry through run-parts' dkms line
@@ -77,8 +102,6 @@ def test_review18_a_dkms_hook_still_leads() -> None:
 def test_review18_a_slurm_nvidia_node_condition() -> None:
     # constructed from gres.c's fatal() on an NVIDIA node (the entry's own fixture is one):
     # the fix must be NVIDIA's, not "load amdgpu"
-    from rocmprov.kb import match
-
     text = "slurmd: fatal: can't stat gres.conf file /dev/nvidia0: No such file or directory\n"
     found = [m for m in match(text) if m.id == "container.slurm-gres-file-missing"]
     assert found and "NVIDIA" in found[0].condition
