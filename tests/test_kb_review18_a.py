@@ -47,6 +47,10 @@ SILENT = [
      "dpkg: error processing package linux-image-6.8.0-45-generic (--configure):\n"
      " installed linux-image-6.8.0-45-generic package post-installation script subprocess "
      "returned error exit status 1\n", "dkms.amdgpu-dpkg-configure-failed"),
+    # constructed from dpkg's "error processing package %s (%s):": a linux-image configure
+    # failure alone names no DKMS hook (round18_e1 asserted it led; moved there with the hook)
+    ("dpkg: error processing package linux-image-unsigned-6.12.10-061210-generic (--configure):\n",
+     "dkms.amdgpu-dpkg-configure-failed"),
     # constructed from gres_gpu.c's info() in _normalize_sys_gres_types(): printed only when
     # no configured GPU has a type, i.e. on a healthy untyped node (Gres=gpu:8, AutoDetect=rsmi)
     ("[2026-12-01T10:00:01.100] gres/gpu: _normalize_sys_gres_types: Could not find an unused "
