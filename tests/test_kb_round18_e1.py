@@ -26,7 +26,9 @@ LEADS = [
      " installed linux-headers-6.11.0-19-generic package post-installation script subprocess "
      "returned error exit status 11\n", "dkms.amdgpu-dpkg-configure-failed"),
     # the unsigned kernel flavour (Ubuntu mainline / linux-image-unsigned-*) fails the same way
-    ("dpkg: error processing package linux-image-unsigned-6.12.10-061210-generic (--configure):\n",
+    # (review 18a: with DKMS's hook line; dpkg's line alone is any postinst.d hook's failure)
+    ("run-parts: /etc/kernel/postinst.d/dkms exited with return code 1\n"
+     "dpkg: error processing package linux-image-unsigned-6.12.10-061210-generic (--configure):\n",
      "dkms.amdgpu-dpkg-configure-failed"),
     # gcc's source echo under the error: all that is left when the error line was cut short
     ("  563 |         ret = drm_dp_add_payload_part2(mst_mgr, mst_state->base.state, new_payl\n",

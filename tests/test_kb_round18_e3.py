@@ -94,11 +94,6 @@ SLURM_LEADS = [
     # constructed from gres.c's fatal(): an AMD render node, slurmd's own log prefix
     ("[2026-12-01T10:00:21.004] fatal: can't stat gres.conf file /dev/dri/renderD135: No such "
      "file or directory\n", "container.slurm-gres-file-missing"),
-    # constructed from gres_gpu.c: the detected AMD GPU's type is no configured type's superstring
-    ("[2026-12-01T10:00:01.100] gres/gpu: _normalize_sys_gres_types: Could not find an unused "
-     "configuration record with a GRES type that is a substring of system device "
-     "`amd_instinct_mi250x`. Setting system GRES type to NULL\n",
-     "container.slurm-gres-gpus-ignored"),
     ("slurmd-gpu01: warning: The following autodetected GPUs are being ignored:\n"
      "slurmd-gpu01:     GRES[gpu] Type:amd_instinct_mi210 Count:1 Cores(64):0-31  "
      "Links:-1,15 Flags:HAS_FILE,HAS_TYPE,ENV_RSMI File:/dev/dri/renderD128 UniqueId:(null)\n",
