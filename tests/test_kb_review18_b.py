@@ -112,8 +112,9 @@ def test_deepspeed_mismatch_cause_names_no_absent_symbol() -> None:
 
 def test_tf_rocm_versions_none_mentions_an_unreachable_index() -> None:
     # constructed from pip's retry warning and resolver message (offline machine)
-    text = ("WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None))"
-            " after connection broken by 'NewConnectionError(\"Failed to establish a new "
+    text = ("WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, "
+            "status=None)) after connection broken by 'NewConnectionError(\"Failed to establish "
+            "a new "
             "connection: [Errno -3] Temporary failure in name resolution\")': "
             "/simple/tensorflow-rocm/\n"
             "ERROR: Could not find a version that satisfies the requirement tensorflow-rocm "
