@@ -193,6 +193,8 @@ _CUDA_PREFIX = re.compile(r"CUDA error(?::| \d)")
 _NVIDIA_MACHINE = re.compile(
     r"\bDevice \d+: NVIDIA|GeForce|\b[RG]TX\s?\d{3,4}\b|Quadro|\bTesla\s+[A-Z]?\d|\bNVRM\b"
     r"|NVIDIA-SMI \d|CUDA Version: \d"
+    # data-centre cards as torch.cuda.get_device_name and `nvidia-smi -L` name them
+    r"|\bGPU \d+: NVIDIA\b|\bNVIDIA (?:[ABHLT]\d{1,3}[A-Z]?|G[HB]\d{3}|TITAN|DGX)\b"
 )
 
 

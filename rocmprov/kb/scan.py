@@ -13,6 +13,7 @@ the regex engine would retry it from every position of a long run of its charact
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 from re import _parser as sre_parse  # type: ignore[attr-defined]
@@ -30,6 +31,7 @@ _SPAN = 8192  # a match is at most this long: how far around a hit a regex looks
 _CHUNK = 4096  # searched past a hit's own reach, so that the next hits on the line are skipped
 _LONG = 65536  # a line this long gets its repeated anchors skipped by a narrower regex
 _LEAD = 100  # characters of an enormous line shown before its match
+_AROUND = 1024  # characters per line of context a pattern's unless/near reads
 CODE_LINE = -1  # a scan target that marks a line for the status-code look-up
 _NEVER = re.compile(r"(?!)")
 # A line cut at a width (a terminal's 80 columns, an editor's or a formatter's wrap near 70-79,
@@ -53,6 +55,9 @@ class _Target:
     # the pattern as written, where `regex` also takes a line cut after the anchor: used on a
     # line too short to be one a terminal cut (kb/prefixes.py, cut_at_line_end)
     whole: re.Pattern[str] | None = None
+    unless: re.Pattern[str] | None = None  # the lines around a match rule the cause out
+    near: re.Pattern[str] | None = None  # ... or must rule it in
+    around: int = 0  # how many lines either way
 
 
 @dataclass(frozen=True, eq=False)  # hashed by identity (it is cached, and keys a cache)
@@ -92,7 +97,10 @@ def compile_table(table: Table, codes: status_codes.Codes | None = None) -> _Com
             width = min(_SPAN, sre_parse.parse(pattern.compiled.pattern).getwidth()[1])
             cut = pattern.lines == 1 and pattern.compiled.pattern != pattern.regex
             whole = re.compile(pattern.regex) if cut else None
-            target = _Target(ei, pi, pattern.compiled, pattern.lines, width, whole)
+            unless = re.compile(pattern.unless) if pattern.unless else None
+            near = re.compile(pattern.near) if pattern.near else None
+            target = _Target(ei, pi, pattern.compiled, pattern.lines, width, whole, unless, near,
+                             pattern.around)  # fmt: skip
             own.setdefault(pattern.anchor, []).append(target)
     if codes is not None:  # lines worth a look for status codes: their literals join the scan
         taken = {a[0] for a in own}
@@ -149,6 +157,32 @@ def _window(text: str, start: int, end: int, extra: int, reach: int) -> tuple[in
     return start, end
 
 
+def _context_ok(
+    text: str, target: _Target, s: int, e: int, seen: dict[re.Pattern[str], list[int]]
+) -> bool:
+    """The lines around a match (target.around either way, each read at most _AROUND characters
+    deep) hold no `unless` and do hold `near`. Each context regex runs once over the whole text
+    (`seen` keeps where it matched), so a log of many such messages costs one pass, not one
+    search of the lines around each."""
+    if not target.around:
+        return True
+    first = text.rfind("\n", max(0, s - _SPAN), s) + 1
+    last = text.find("\n", e)
+    lo, hi = _window(text, first, len(text) if last < 0 else last, target.around,
+                     target.around * _AROUND)  # fmt: skip
+
+    def within(regex: re.Pattern[str]) -> bool:
+        if regex not in seen:
+            seen[regex] = [m.start() for m in regex.finditer(text)]
+        at = seen[regex]
+        i = bisect_left(at, lo)
+        return i < len(at) and at[i] < hi
+
+    if target.unless is not None and within(target.unless):
+        return False
+    return target.near is None or within(target.near)
+
+
 def clip(line: str) -> str:
     line = line.rstrip("\r")
     return line if len(line) <= MAX_LINE else line[:MAX_LINE] + "..."
@@ -160,6 +194,7 @@ def scan(
     """Entries found in `text`; lines with a status code's literal go into `code_lines`
     (line start -> (line number, line))."""
     found: dict[int, Found] = {}
+    seen: dict[re.Pattern[str], list[int]] = {}  # where each context regex matched (unless/near)
     searched: set[tuple[int, int, int]] = set()  # (entry, pattern, line start): done once
     covered: dict[tuple[int, int], tuple[int, int]] = {}  # (entry, pattern) -> (line, up to)
     done_on_line: set[str] = set()  # anchors with nothing left to do on the current line
@@ -208,6 +243,9 @@ def scan(
                 if target.whole is not None and end - start < MIN_CUT and not _ellipsis(text, end):
                     regex = target.whole  # too short to be a line a terminal cut
                 m = regex.search(text, lo, hi)
+                if m is not None and not _context_ok(text, target, m.start(), m.end(), seen):
+                    covered[key1] = (start, end)  # the context rules this line's match out
+                    continue
                 if m is None:
                     covered[key1] = (start, end if hi == end else hi - target.width)
                     rest_done = rest_done and hi == end
@@ -227,6 +265,8 @@ def scan(
                     if m.start() > pos:
                         break
                     if pos < m.end():  # the match covers this anchor hit
+                        if not _context_ok(text, target, m.start(), m.end(), seen):
+                            break
                         # a pattern that reads lines around its message only to rule a
                         # context out shows just its `evidence` group's lines
                         s0, e0 = m.span(EVIDENCE) if EVIDENCE in m.re.groupindex else m.span()

@@ -51,6 +51,11 @@ class Pattern:
     anchor: str
     lines: int = 1
     runs: tuple[str, ...] = field(default=(), compare=False)  # where the anchor may come from
+    # the lines around a match (`around` either way) must not match `unless` and must match
+    # `near`: a context that rules the cause out or in, read once per match (kb/scan.py)
+    unless: str = ""
+    near: str = ""
+    around: int = 0
 
     @property
     def compiled(self) -> re.Pattern[str]:
@@ -137,8 +142,8 @@ def _pattern(raw: Any, where: str) -> Pattern:
         raw = {"regex": raw}
     if not isinstance(raw, dict) or not isinstance(raw.get("regex"), str):
         raise TableError(f"{where}: a pattern is a regex or a mapping with 'regex'")
-    if set(raw) - {"regex", "lines", "anchor"}:
-        raise TableError(f"{where}: a pattern has only regex, lines and anchor")
+    if set(raw) - {"regex", "lines", "anchor", "unless", "near", "around"}:
+        raise TableError(f"{where}: a pattern has only regex, lines, anchor, unless, near, around")
     regex = raw["regex"]
     lines = int(raw.get("lines", 1))
     if not 1 <= lines <= MAX_WINDOW:
@@ -155,7 +160,16 @@ def _pattern(raw: Any, where: str) -> Pattern:
     runs = [given] if given else regex_runs(regex)
     if not any(len(run) >= MIN_ANCHOR for run in runs):
         raise TableError(f"{where}: no literal of {MIN_ANCHOR}+ characters; give 'anchor'")
-    return Pattern(regex=regex, anchor="", lines=lines, runs=tuple(runs))
+    context = {key: raw.get(key) or "" for key in ("unless", "near")}
+    around = int(raw.get("around", 0))
+    if any(context.values()) != (1 <= around <= MAX_WINDOW):
+        raise TableError(f"{where}: unless/near need around 1..{MAX_WINDOW} (and around needs one)")
+    for key, value in context.items():
+        try:
+            re.compile(value)
+        except (re.error, TypeError) as exc:
+            raise TableError(f"{where}: bad {key} regex {value!r}: {exc}") from exc
+    return Pattern(regex=regex, anchor="", lines=lines, runs=tuple(runs), around=around, **context)
 
 
 def _entry(raw: Any, index: int) -> Entry:
