@@ -1,89 +1,54 @@
-"""A pattern's `unless` / `near` context (kb/table.py, kb/scan.py): the lines around a match
-rule its cause out or in. Round 18 replaced regexes that read 15-40 lines around every match
-(a log of 800 CTranslate2 lines took 36 s) with this: each context regex runs once per text."""
+"""kb/context: every fact pattern is found through a literal (its prefix or the literals inside
+it), and the inner-literal search finds what a plain regex scan finds."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from typing import Any
 
 import pytest
 
-from rocmprov.kb import match
-from rocmprov.kb import scan as kbscan
-from rocmprov.kb.table import TableError, parse_table
+from rocmprov.kb import context
+from rocmprov.kb.context import extract
 
 
-def _table(**pattern: Any) -> Any:
-    entry = {"id": "t.ctx", "title": "t", "category": "rocm", "kind": "root-cause",
-             "cause": "c" * 50, "fix": "f", "sources": ["https://example.org/a"],
-             "patterns": [{"regex": "driver version is insufficient", **pattern}]}  # fmt: skip
-    return parse_table({"schema": "rocmprov.kb/1", "entries": [entry]})
+def test_every_fact_pattern_has_a_literal_prefix_or_inner_literals() -> None:
+    """A pattern without one is scanned by the regex engine at every position of the text."""
+    bare = [
+        (name, i)
+        for name, prefixes in context._PREFIXES.items()
+        for i, prefix in enumerate(prefixes)
+        if not prefix and not context._INNER.get((name, i))
+    ]
+    assert bare == []
+    for (name, i), literals in context._INNER.items():
+        pattern = context._PATTERNS[name][i]
+        assert literals and all(re.sub(r"\\(.)", r"\1", pattern).find(lit) >= 0 for lit in literals)
 
 
-def _text(before: int, after: int, veto_at: int | None) -> str:
-    lines = ["filler line"] * before + ["CUDA driver version is insufficient"] + ["more"] * after
-    if veto_at is not None:
-        lines[veto_at] = "| NVIDIA-SMI 550.54 |"
-    return "\n".join(lines) + "\n"
-
-
-@pytest.mark.parametrize("lines", [1, 3])
-def test_unless_within_around_lines_either_way_silences_and_beyond_does_not(lines: int) -> None:
-    table = _table(unless="NVIDIA-SMI", around=5, lines=lines)
-    # the message is line index 10; 5 lines either way are indexes 5..15
-    for veto_at, silent in ((5, True), (15, True), (4, False), (16, False), (None, False)):
-        found = match(_text(10, 10, veto_at), table=table, codes=False)
-        assert (found == []) is silent, (veto_at, found)
-
-
-def test_near_must_be_within_around_lines() -> None:
-    table = _table(near=r"\bRadeon RX\b", around=3)
-    base = ["x"] * 10 + ["driver version is insufficient"] + ["y"] * 10
-    for at, fires in ((7, True), (13, True), (6, False), (14, False)):
-        lines = list(base)
-        lines[at] = "GPU: AMD Radeon RX 7900 XTX"
-        assert bool(match("\n".join(lines), table=table, codes=False)) is fires, at
+NOISE = "Nov 10 21:23:08 node8 systemd[1]: Started Session 8 of User root.\n" * 50
 
 
 @pytest.mark.parametrize(
-    "pattern",
-    [{"unless": "x{2}"}, {"around": 3}, {"near": "(", "around": 3}, {"unless": "ab", "around": 99}],
+    "kernel",
+    [
+        "5.15.153.1-microsoft-standard-WSL2",
+        "4.19.128-microsoft-standard",
+        "6.6.36.3-microsoft-standard-WSL2",
+    ],
 )
-def test_context_needs_a_valid_regex_and_a_bounded_around(pattern: dict) -> None:
-    with pytest.raises(TableError):
-        _table(**pattern)
+def test_a_wsl_kernel_is_found_among_other_lines_as_a_plain_scan_finds_it(kernel: str) -> None:
+    text = f"{NOISE}Linux DESKTOP-1 {kernel} #1 SMP x86_64 GNU/Linux\n{NOISE}"
+    facts = {f.name: f for f in extract(text, ["kernel"])}
+    assert facts["kernel"].value == kernel and facts["kernel"].line == 51
+    plain = [m.group(1) for m in re.finditer(context._PATTERNS["kernel"][2], text)]
+    assert plain == [kernel]
 
 
-class _Counting:
-    """A context regex that adds up the characters it is asked to search."""
-
-    def __init__(self, regex: re.Pattern[str], tally: list[int]) -> None:
-        self.regex, self.tally = regex, tally
-
-    def finditer(self, text: str) -> Any:
-        self.tally[0] += len(text)
-        return self.regex.finditer(text)
-
-    def search(self, text: str, *args: int) -> Any:
-        self.tally[0] += (args[1] if len(args) > 1 else len(text)) - (args[0] if args else 0)
-        return self.regex.search(text, *args)
+def test_a_wsl_literal_without_a_version_before_it_is_no_fact() -> None:
+    text = f"{NOISE}see the microsoft-standard kernels and the -Microsoft builds\n"
+    assert [f for f in extract(text, ["kernel"])] == []
 
 
-def test_a_log_of_many_such_messages_reads_the_context_once() -> None:
-    table = _table(unless="NVIDIA-SMI", near="Radeon", around=30)
-    compiled = kbscan.compile_table(table)
-    tally = [0]
-    targets = {
-        anchor: tuple(dataclasses.replace(t, unless=_Counting(t.unless, tally),
-                                          near=_Counting(t.near, tally)) for t in ts)
-        for anchor, ts in compiled.targets.items()
-    }  # fmt: skip
-    counting = dataclasses.replace(compiled, targets=targets)
-    # every message is ruled out (a vetoed match is never counted, so nothing stops the scan
-    # early): the old way searched the 61 lines around each of the 1,900 messages
-    block = "| NVIDIA-SMI 550.54 | AMD Radeon RX 6800\n" + "driver version is insufficient\n" * 19
-    text = block * 100
-    assert kbscan.scan(text, counting) == {}
-    assert tally[0] <= 2 * len(text), tally  # each context regex once over the text
+def test_the_first_of_several_wsl_kernels_is_taken() -> None:
+    text = "a 5.10.16.3-microsoft-standard-WSL2 b\nc 5.15.90.1-microsoft-standard-WSL2 d\n"
+    assert extract(text, ["kernel"])[0].value == "5.10.16.3-microsoft-standard-WSL2"
