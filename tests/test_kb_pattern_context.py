@@ -62,13 +62,15 @@ class _Counting:
     def __init__(self, regex: re.Pattern[str], tally: list[int]) -> None:
         self.regex, self.tally = regex, tally
 
-    def finditer(self, text: str) -> Any:
-        self.tally[0] += len(text)
-        return self.regex.finditer(text)
+    def finditer(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
+        endpos = len(text) if endpos is None else endpos
+        self.tally[0] += endpos - pos
+        return self.regex.finditer(text, pos, endpos)
 
-    def search(self, text: str, *args: int) -> Any:
-        self.tally[0] += (args[1] if len(args) > 1 else len(text)) - (args[0] if args else 0)
-        return self.regex.search(text, *args)
+    def search(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
+        endpos = len(text) if endpos is None else endpos
+        self.tally[0] += endpos - pos
+        return self.regex.search(text, pos, endpos)
 
 
 def test_a_log_of_many_such_messages_reads_the_context_once() -> None:
@@ -87,3 +89,19 @@ def test_a_log_of_many_such_messages_reads_the_context_once() -> None:
     text = block * 100
     assert kbscan.scan(text, counting) == {}
     assert tally[0] <= 2 * len(text), tally  # each context regex once over the text
+
+
+def test_a_few_messages_far_apart_read_only_their_own_lines() -> None:
+    """...and a long log with one such message does not read the whole log for it."""
+    table = _table(unless="NVIDIA-SMI", around=5)
+    compiled = kbscan.compile_table(table)
+    tally = [0]
+    targets = {
+        anchor: tuple(dataclasses.replace(t, unless=_Counting(t.unless, tally)) for t in ts)
+        for anchor, ts in compiled.targets.items()
+    }  # fmt: skip
+    counting = dataclasses.replace(compiled, targets=targets)
+    filler = "an ordinary log line of some length\n" * 5000
+    text = filler + "driver version is insufficient\n" + filler
+    assert kbscan.scan(text, counting)
+    assert tally[0] < 2000, tally  # about 11 lines, not 10,000

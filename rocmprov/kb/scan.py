@@ -157,30 +157,47 @@ def _window(text: str, start: int, end: int, extra: int, reach: int) -> tuple[in
     return start, end
 
 
+class _Seen:
+    """Where one context regex matched, over the stretch of text searched so far: a query next
+    to or inside the stretch extends it, one far away starts a new stretch. Matches dense in a
+    log cost one pass; a few far apart cost their own lines, not the whole text."""
+
+    def __init__(self) -> None:
+        self.lo = self.hi = 0
+        self.starts: list[int] = []
+
+    def any_in(self, regex: re.Pattern[str], text: str, lo: int, hi: int) -> bool:
+        if lo > self.hi or hi < self.lo:  # far from the stretch: start a new one
+            self.lo = self.hi = lo
+            self.starts = []
+        if lo < self.lo:
+            self.starts[:0] = [m.start() for m in regex.finditer(text, lo, self.lo)]
+            self.lo = lo
+        if hi > self.hi:
+            self.starts += [m.start() for m in regex.finditer(text, self.hi, hi)]
+            self.hi = hi
+        i = bisect_left(self.starts, lo)
+        return i < len(self.starts) and self.starts[i] < hi
+
+
 def _context_ok(
-    text: str, target: _Target, s: int, e: int, seen: dict[re.Pattern[str], list[int]]
+    text: str, target: _Target, s: int, e: int, seen: dict[re.Pattern[str], _Seen]
 ) -> bool:
     """The lines around a match (target.around either way, each read at most _AROUND characters
-    deep) hold no `unless` and do hold `near`. Each context regex runs once over the whole text
-    (`seen` keeps where it matched), so a log of many such messages costs one pass, not one
-    search of the lines around each."""
+    deep) hold no `unless` and do hold `near`. A context regex reads each stretch of the text
+    once (`seen`), so a log of many such messages costs one pass, not one search of the lines
+    around each."""
     if not target.around:
         return True
     first = text.rfind("\n", max(0, s - _SPAN), s) + 1
     last = text.find("\n", e)
     lo, hi = _window(text, first, len(text) if last < 0 else last, target.around,
                      target.around * _AROUND)  # fmt: skip
-
-    def within(regex: re.Pattern[str]) -> bool:
-        if regex not in seen:
-            seen[regex] = [m.start() for m in regex.finditer(text)]
-        at = seen[regex]
-        i = bisect_left(at, lo)
-        return i < len(at) and at[i] < hi
-
-    if target.unless is not None and within(target.unless):
-        return False
-    return target.near is None or within(target.near)
+    for regex, wanted in ((target.unless, False), (target.near, True)):
+        found = regex is None or seen.setdefault(regex, _Seen()).any_in(regex, text, lo, hi)
+        if regex is not None and found != wanted:
+            return False
+    return True
 
 
 def clip(line: str) -> str:
@@ -194,7 +211,7 @@ def scan(
     """Entries found in `text`; lines with a status code's literal go into `code_lines`
     (line start -> (line number, line))."""
     found: dict[int, Found] = {}
-    seen: dict[re.Pattern[str], list[int]] = {}  # where each context regex matched (unless/near)
+    seen: dict[re.Pattern[str], _Seen] = {}  # where each context regex matched (unless/near)
     searched: set[tuple[int, int, int]] = set()  # (entry, pattern, line start): done once
     covered: dict[tuple[int, int], tuple[int, int]] = {}  # (entry, pattern) -> (line, up to)
     done_on_line: set[str] = set()  # anchors with nothing left to do on the current line
