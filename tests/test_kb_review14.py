@@ -7,10 +7,7 @@ that a pattern keeps its context; they say nothing about hardware.
 
 from __future__ import annotations
 
-import pytest
-
 from rocmprov.kb import match
-from tests.kbcases import assert_silent
 
 NOT_COMPILED = "AssertionError: Torch not compiled with CUDA enabled"  # torch/cuda/__init__.py
 
@@ -44,11 +41,6 @@ CASES = [
      "protocol runtime llama-server for abc exited before becoming healthy. "
      "exitCode=3221225781\n", "llm.lmstudio-llama-server-dll-not-found"),
 ]  # fmt: skip
-
-
-@pytest.mark.parametrize("text, wolf", CASES)
-def test_the_entry_does_not_answer_where_its_cause_is_wrong(text: str, wolf: str) -> None:
-    assert_silent(text, wolf)
 
 
 def test_the_omniperf_roofline_line_ranks_below_a_failure() -> None:

@@ -8,10 +8,7 @@ line naming an NVIDIA card only by its RTX number.
 
 from __future__ import annotations
 
-import pytest
-
 from rocmprov.kb import load_table
-from tests.kbcases import assert_leads, assert_silent
 
 NOT_COMPILED = "AssertionError: Torch not compiled with CUDA enabled"
 
@@ -46,15 +43,6 @@ LEADS = [
      "apt.package-for-other-ubuntu-release"),
 ]  # fmt: skip
 
-
-@pytest.mark.parametrize("text, wolf", SILENT)
-def test_silent(text: str, wolf: str) -> None:
-    assert_silent(text, wolf)
-
-
-@pytest.mark.parametrize("text, entry", LEADS)
-def test_leads(text: str, entry: str) -> None:
-    assert_leads(text, entry)
 
 
 def test_ray_fix_names_the_hip_noset_variable() -> None:

@@ -3,10 +3,7 @@ All texts are CONSTRUCTED (say where from in each comment), none is a captured r
 
 from __future__ import annotations
 
-import pytest
-
 from rocmprov.kb import match
-from tests.kbcases import assert_leads, assert_silent
 
 CT2_INSUFFICIENT = ("RuntimeError: CUDA failed with error CUDA driver version is insufficient "
                     "for CUDA runtime version\n")  # fmt: skip
@@ -54,15 +51,6 @@ SILENT = [
      "hip.no-binary-for-gpu"),
 ]  # fmt: skip
 
-
-@pytest.mark.parametrize(("text", "entry"), LEADS)
-def test_leads(text: str, entry: str) -> None:
-    assert_leads(text, entry)
-
-
-@pytest.mark.parametrize(("text", "wolf"), SILENT)
-def test_silent(text: str, wolf: str) -> None:
-    assert_silent(text, wolf)
 
 
 def test_cuda_prefix_on_an_amd_machine_still_reads_hips_code() -> None:

@@ -4,10 +4,6 @@ format strings as noted per case."""
 
 from __future__ import annotations
 
-import pytest
-
-from tests.kbcases import assert_leads, assert_silent
-
 CK_MOE = "llm.aiter-ck-moe-gemm-shape-not-supported"
 
 SILENT = [
@@ -30,13 +26,3 @@ LEADS = [
      "RuntimeError: wrong! device_gemm with the specified compilation parameters does not "
      "support this GEMM problem\n", CK_MOE),
 ]  # fmt: skip
-
-
-@pytest.mark.parametrize(("text", "wolf"), SILENT)
-def test_silent(text: str, wolf: str) -> None:
-    assert_silent(text, wolf)
-
-
-@pytest.mark.parametrize(("text", "entry"), LEADS)
-def test_leads(text: str, entry: str) -> None:
-    assert_leads(text, entry)

@@ -7,10 +7,6 @@ that the same words in a healthy or unrelated situation do not. They say nothing
 
 from __future__ import annotations
 
-import pytest
-
-from tests.kbcases import assert_leads, assert_silent
-
 FIRST = [
     # pip's legacy resolver: InstallRequirement.__str__ adds "(from -r <file> (line N))"
     ("ERROR: Could not find a version that satisfies the requirement torch==2.0.1+rocm5.4.2 "
@@ -73,13 +69,3 @@ WOLVES = [
     ("RuntimeError: HIP Function Failed (/src/ck_tile/host/kernel_launch_hip.hpp,51) "
      "invalid device function\n", "pytorch.hip-shared-object-init-failed"),
 ]  # fmt: skip
-
-
-@pytest.mark.parametrize("text, entry", FIRST)
-def test_the_widened_wording_ranks_its_entry_first(text: str, entry: str) -> None:
-    assert_leads(text, entry)
-
-
-@pytest.mark.parametrize("text, wolf", WOLVES)
-def test_the_entry_does_not_answer_where_its_cause_is_wrong(text: str, wolf: str) -> None:
-    assert_silent(text, wolf)

@@ -4,10 +4,6 @@ format string (named in the comment, from the program's source) with typical val
 
 from __future__ import annotations
 
-import pytest
-
-from tests.kbcases import assert_leads, assert_silent
-
 LEADS = [
     # HCC-era HIP program_state (ROCm/HIP src/program_state.inl, 2019-2020): hip_throw of a
     # std::runtime_error, as libstdc++ prints it
@@ -56,13 +52,3 @@ SILENT = [
     ("main.cu:40:22: error: unknown type name '__hip_fp8_e4m3_fnuz'\n",
      "compiler.hip-fp8-ocp-types-missing"),
 ]  # fmt: skip
-
-
-@pytest.mark.parametrize("text, entry", LEADS)
-def test_the_cause_leads(text: str, entry: str) -> None:
-    assert_leads(text, entry)
-
-
-@pytest.mark.parametrize("text, wolf", SILENT)
-def test_the_entry_stays_silent_where_its_cause_is_wrong(text: str, wolf: str) -> None:
-    assert_silent(text, wolf)

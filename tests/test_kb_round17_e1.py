@@ -4,10 +4,7 @@ with typical values, or puts a real message next to the context that decides the
 
 from __future__ import annotations
 
-import pytest
-
 from rocmprov.kb import match
-from tests.kbcases import assert_leads, assert_silent
 
 LEADS = [
     # rocBLAS library/src/tensile_host.cpp: "\nrocBLAS error: Cannot read " << tensileLibraryPath
@@ -107,15 +104,6 @@ SILENT = [
      "llm.ggml-invalid-device-function"),
 ]  # fmt: skip
 
-
-@pytest.mark.parametrize("text, entry", LEADS)
-def test_the_cause_leads(text: str, entry: str) -> None:
-    assert_leads(text, entry)
-
-
-@pytest.mark.parametrize("text, wolf", SILENT)
-def test_the_entry_stays_silent_where_its_cause_is_wrong(text: str, wolf: str) -> None:
-    assert_silent(text, wolf)
 
 
 def test_the_koboldcpp_bundle_gets_its_own_fix() -> None:

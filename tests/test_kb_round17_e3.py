@@ -5,10 +5,6 @@ new patterns; the leads vary the reported wording (other paths, prefixes) to sho
 
 from __future__ import annotations
 
-import pytest
-
-from tests.kbcases import assert_leads, assert_silent
-
 LEADS = [
     # constructed: another profiled program, another absolute prefix, a shell prefix
     ("[rank0] ./bench: error while loading shared libraries: /opt/sqlite/lib/libsqlite3.so: "
@@ -70,13 +66,3 @@ SILENT = [
     ("could not exec /opt/rocm/llvm/bin/amdllvm: Permission denied\n",
      "compiler.rocm-sdk-amdllvm-missing-in-bin"),
 ]  # fmt: skip
-
-
-@pytest.mark.parametrize("text, entry", LEADS)
-def test_the_cause_leads(text: str, entry: str) -> None:
-    assert_leads(text, entry)
-
-
-@pytest.mark.parametrize("text, wolf", SILENT)
-def test_the_entry_stays_silent_where_its_cause_is_wrong(text: str, wolf: str) -> None:
-    assert_silent(text, wolf)

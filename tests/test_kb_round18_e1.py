@@ -5,10 +5,6 @@ decides the cause."""
 
 from __future__ import annotations
 
-import pytest
-
-from tests.kbcases import assert_leads, assert_silent
-
 LEADS = [
     # gcc: "passing argument %d of %qE from incompatible pointer type", amdgpu-dkms 6.2.0 built in
     # the DKMS tree (not the /tmp/amd.XXXXXXXX copy), ASCII quotes of LANG=C
@@ -85,13 +81,3 @@ SILENT = [
     ("Error: Unable to find a match: rocm-dkms python3-rocminfo-helpers\n",
      "apt.rocm-repo-not-configured"),
 ]
-
-
-@pytest.mark.parametrize(("text", "entry"), LEADS)
-def test_leads(text: str, entry: str) -> None:
-    assert_leads(text, entry)
-
-
-@pytest.mark.parametrize(("text", "wolf"), SILENT)
-def test_silent(text: str, wolf: str) -> None:
-    assert_silent(text, wolf)

@@ -5,10 +5,6 @@ healthy/unrelated line of the same program that must not match."""
 
 from __future__ import annotations
 
-import pytest
-
-from tests.kbcases import assert_leads, assert_silent
-
 LEADS = [
     # MIGraphX register_target.cpp + dynamic_loader.cpp, the versioned name, from Python
     ("RuntimeError: /src/AMDMIGraphX/src/dynamic_loader.cpp:48: check_load_error: Dynamic "
@@ -113,13 +109,3 @@ SILENT = [
      "framework.deepspeed-0-15-0-gds-builder-rocm"),
     ("gds .................... [NO] ....... [NO]\n", "framework.deepspeed-0-15-0-gds-builder-rocm"),
 ]  # fmt: skip
-
-
-@pytest.mark.parametrize(("text", "entry"), LEADS)
-def test_leads(text: str, entry: str) -> None:
-    assert_leads(text, entry)
-
-
-@pytest.mark.parametrize(("text", "wolf"), SILENT)
-def test_silent(text: str, wolf: str) -> None:
-    assert_silent(text, wolf)

@@ -7,10 +7,7 @@ healthy output, which must not fire the new patterns."""
 
 from __future__ import annotations
 
-import pytest
-
 from rocmprov.kb import match
-from tests.kbcases import assert_leads, assert_silent
 
 ROCWMMA = "llm.llamacpp-rocwmma-fattn-no-matching-mma"
 IREE_FP8 = "compiler.iree-fp8-family-not-on-target"
@@ -57,15 +54,6 @@ SILENT = [
      "does not support this Softmax problem.\n", CK_MOE),
 ]  # fmt: skip
 
-
-@pytest.mark.parametrize(("text", "entry"), LEADS)
-def test_leads(text: str, entry: str) -> None:
-    assert_leads(text, entry)
-
-
-@pytest.mark.parametrize(("text", "wolf"), SILENT)
-def test_silent(text: str, wolf: str) -> None:
-    assert_silent(text, wolf)
 
 
 LDS_LINE = (
