@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from rocmprov.actions.repair import remedies
-from rocmprov.commands._heal_gres import shown_count
+from rocmprov.commands._heal_gres import shown_count, slurmd_started
 from rocmprov.gate.gres import (
     GresError,
     bdfs,
@@ -29,6 +29,7 @@ from rocmprov.gate.heal import (
 from rocmprov.gate.policy import DrainPolicy
 from rocmprov.gate.slurm import NodeState
 from rocmprov.model import Finding, HostReport, Severity
+from tests.test_gate_slurm import SHOW_DRAINED
 
 GPUS = {f"0000:{b:02x}:00.0": f"/dev/dri/renderD{128 + i}" for i, b in enumerate((5, 6, 7, 8))}
 GRES = "".join(f"NodeName=gpu01 Name=gpu File={f}\n" for f in GPUS.values())
@@ -71,6 +72,11 @@ def test_scontrol_gres_count_and_lists() -> None:
     assert shown_count("   Gres=gpu:4(S:0)\n   NodeAddr=x") == 4
     assert shown_count("Gres=gpu:mi300x:3") == 3 and shown_count("Gres=(null)") is None
     assert bdfs("0000:05:00.0, 0000:06:00.0") == ("0000:05:00.0", "0000:06:00.0")
+    # heal waits for a SlurmdStartTime other than the one before its restarts (slurmd 22.05's
+    # own output, captured in the lab: tests/test_gate_slurm.py SHOW_DRAINED)
+    assert slurmd_started(SHOW_DRAINED) == "2026-12-01T15:47:40"
+    assert slurmd_started(SHOW_DRAINED.replace("=2026-12-01T15:47:40", "=None")) is None
+    assert slurmd_started("NodeName=x State=UNKNOWN") is None
     assert isolated_list("# comment\n0000:06:00.0\n") == ("0000:06:00.0",)
 
 

@@ -200,6 +200,7 @@ GPUS = {
     f"0000:{b}:00.0": f"/dev/dri/renderD{128 + i}" for i, b in enumerate(("db", "dc", "dd", "de"))
 }
 GRES_CONF = "".join(f"Name=gpu File={f}\n" for f in GPUS.values())
+SLOW_SLURMD = "/etc/systemd/system/slurmd.service.d/rocmprov-test-slow.conf"
 
 
 def test_one_bad_gpu_of_four_is_taken_out_and_put_back(node: Node, tmp_path: Path) -> None:
@@ -216,6 +217,12 @@ def test_one_bad_gpu_of_four_is_taken_out_and_put_back(node: Node, tmp_path: Pat
     node.put("/etc/slurm/slurm.conf", conf)
     node.put("/etc/slurm/gres.conf", GRES_CONF)
     node.sh("systemctl", "restart", "slurmctld", "slurmd")
+    # a slurmd that registers late, as on a loaded node: after heal's slurmctld restart the node
+    # is UNKNOWN+DRAIN until slurmd answers, and heal must wait for it before resuming (a
+    # resume judged on the count alone left the node drained)
+    node.sh("mkdir", "-p", "/etc/systemd/system/slurmd.service.d")
+    node.put(SLOW_SLURMD, "[Service]\nExecStartPre=/bin/sleep 6\n")
+    node.sh("systemctl", "daemon-reload")
     gpu_vars = ["-e", json.dumps({"rocmprov_slurm_gpus": GPUS})]
     hook = tmp_path / "hook.sh"
     hook.write_text(f"#!/bin/sh\ncat >> {tmp_path / 'events'}\necho >> {tmp_path / 'events'}\n")
@@ -231,7 +238,7 @@ def test_one_bad_gpu_of_four_is_taken_out_and_put_back(node: Node, tmp_path: Pat
         )
         assert cp.returncode == 0, cp.stderr
         assert [n["outcome"] for n in json.loads(cp.stdout)["nodes"]] == ["isolated"], cp.stdout
-        node.wait_state(lambda s: s == ("IDLE", ""), "resumed with three GPUs")
+        _resumed_by_heal(node, "three GPUs")
         shown = node.sh("scontrol", "show", "node", node.name)
         assert "Gres=gpu:3" in shown, shown
         gres = (node.host.root / "etc/slurm/gres.conf").read_text()
@@ -264,16 +271,25 @@ def test_one_bad_gpu_of_four_is_taken_out_and_put_back(node: Node, tmp_path: Pat
         # drained (no job may start) while the count changes: slurmctld's update_node logs it
         log = (node.host.root / "var/log/slurm/slurmctld.log").read_text(errors="replace")
         assert f"update_node: node {node.name} reason set to: {RESTORING}" in log
-        node.wait_state(lambda s: s == ("IDLE", ""), "four GPUs again")
+        _resumed_by_heal(node, "four GPUs")
         assert "Gres=gpu:4" in node.sh("scontrol", "show", "node", node.name)
         assert (node.host.root / "etc/slurm/gres.conf").read_text() == GRES_CONF
     finally:
-        node.sh("rm", "-f", "/usr/local/bin/dmesg")
+        node.sh("rm", "-f", "/usr/local/bin/dmesg", SLOW_SLURMD)
+        node.sh("systemctl", "daemon-reload")
         node.put("/etc/slurm/slurm.conf", slurm_conf(node, [node]))
         node.sh("rm", "-f", "/etc/slurm/gres.conf", "/etc/rocmprov/isolated-gpus")
         node.sh("systemctl", "restart", "slurmctld", "slurmd")
         node.sh("scontrol", "update", f"nodename={node.name}", "state=resume", check=False)
     node.wait_state(lambda s: s[0] == "IDLE", "the plain node again", timeout=60)
+
+
+def _resumed_by_heal(node: Node, what: str) -> None:
+    """heal resumed the node before it returned (no DRAIN, no reason); slurmctld may still show
+    NOT_RESPONDING for a moment, from a ping it sent while the restarted slurmd was down."""
+    state, reason = node.show()
+    assert "DRAIN" not in state and reason == "", (what, state, reason)
+    node.wait_state(lambda s: s == ("IDLE", ""), f"IDLE with {what}", timeout=10)
 
 
 def _rocmprov_audit_into(node: Node) -> None:

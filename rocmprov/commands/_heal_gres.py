@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rocmprov.gate.gres import GresError, change_count, isolate_files, isolated_list, restore_files
+from rocmprov.gate.slurm import SlurmError, parse_show_node
 from rocmprov.transport.base import Transport
 
 ISOLATED_FILE = "/etc/rocmprov/isolated-gpus"
@@ -36,6 +37,7 @@ NETWORK_FS = (  # file systems shared between hosts (fuse: sshfs, s3fs and the l
     "virtiofs",
 )
 _GRES_SHOWN = re.compile(r"(?<![A-Za-z])Gres=(\S+)")
+_SLURMD_START = re.compile(r"(?<![A-Za-z])SlurmdStartTime=(\S+)")
 
 
 @dataclass(frozen=True)
@@ -219,10 +221,18 @@ def change(
     # slurmctld first: `scontrol reconfigure` keeps a node's GRES list (22.05's read_config.c
     # carries the old node's gres_list over), only a restart reads the count from slurm.conf;
     # then slurmd, which registers with the new gres.conf
+    show = f"LC_ALL=C {shlex.quote(scontrol)} show node {shlex.quote(node)}"
+    before = slurmd_started(slurm_t.run(show, timeout=20).stdout)
     _ok(slurm_t, "systemctl restart slurmctld")
     _ok(node_t, "systemctl restart slurmd")
-    _await(slurm_t, scontrol, node, count)
+    _await(slurm_t, show, node, count, before)
     return count
+
+
+def slurmd_started(show_text: str) -> str | None:
+    """`scontrol show node`'s SlurmdStartTime (None where absent or `None`)."""
+    m = _SLURMD_START.search(show_text)
+    return m.group(1) if m and m.group(1) not in ("None", "Unknown", "(null)") else None
 
 
 def _ok(t: Transport, cmd: str) -> None:
@@ -231,19 +241,33 @@ def _ok(t: Transport, cmd: str) -> None:
         raise GresError(f"{t.host}: {cmd.split()[-1]} failed: {res.stderr.strip()[:160]}")
 
 
-def _await(t: Transport, scontrol: str, node: str, count: int, timeout: float = 60) -> None:
-    """Until slurmctld shows the node with `count` GPUs (bounded in time and count)."""
-    cmd = f"LC_ALL=C {shlex.quote(scontrol)} show node {shlex.quote(node)}"
+def _await(
+    t: Transport, show: str, node: str, count: int, before: str | None, timeout: float = 60
+) -> None:
+    """Until slurmctld shows the node with `count` GPUs, registered by the restarted slurmd
+    (bounded in time and count). slurmctld reads the count from slurm.conf at its restart,
+    before the new slurmd answers: meanwhile the node is UNKNOWN+DRAIN, or IDLE+DRAIN as the old
+    slurmd registered it and NOT_RESPONDING a moment later. A resume judged on the count alone
+    left the node drained or resumed it unanswered: so also a SlurmdStartTime other than
+    `before` (where slurmctld shows one) and a state the gate touches."""
     deadline = time.monotonic() + timeout
     seen = None
     for _ in range(int(timeout)):
-        res = t.run(cmd, timeout=20)
+        res = t.run(show, timeout=20)
         seen = shown_count(res.stdout) if res.ok else None
-        if seen == count or time.monotonic() > deadline:
+        try:
+            shown = parse_show_node(res.stdout, node) if res.ok else None
+        except SlurmError:
+            shown = None
+        fresh = before is None or slurmd_started(res.stdout) not in (None, before)
+        if seen == count and fresh and shown is not None and shown.touchable:
+            return
+        if time.monotonic() > deadline:
             break
         time.sleep(1)
     if seen != count:
         raise GresError(f"slurmctld shows {node} with gpu:{seen}, not gpu:{count}")
+    # the count changed; a node slurmd has not registered again is the caller's to report
 
 
 def gpu_map(spec: Any) -> dict[str, str]:

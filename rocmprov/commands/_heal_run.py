@@ -258,8 +258,7 @@ class Healer:
             return
         if p.step is Step.RESTORE:
             self._log(p.node, "restored", gpus=list(back), count=count)
-            self._resume_if_ours(p.node)
-            self._say(p.node, "restored", f"{', '.join(back)} back in service: gpu:{count}")
+            self._resume_if_ours(p.node, "restored", f"{', '.join(back)} back: gpu:{count}")
             return
         event = {
             "ts": round(time.time(), 3),
@@ -274,18 +273,21 @@ class Healer:
             res = run_hook(self.hook, event, self.args.hook_timeout)
             hook = f"rc={res.rc}" if res.rc is not None else res.error
         self._log(p.node, "isolated", gpus=list(out), checks=list(p.checks), count=count, hook=hook)
-        self._resume_if_ours(p.node, gpus_left=count)
-        self._say(
-            p.node,
-            "isolated",
-            f"{', '.join(out)} out of service ({','.join(p.checks)}), resumed with gpu:{count}",
-        )
+        why = f"{', '.join(out)} out of service ({','.join(p.checks)}), gpu:{count}"
+        self._resume_if_ours(p.node, "isolated", why, gpus_left=count)
 
-    def _resume_if_ours(self, node_name: str, **detail: Any) -> None:
+    def _resume_if_ours(self, node_name: str, done: str, why: str, **detail: Any) -> None:
+        """Resume the node if the drain is still ours and say `done`; else say why not: `left`
+        for an admin's drain meanwhile, `waiting` for a node slurmd has not registered again
+        (the next run resumes it)."""
         node, _ = self.slurm.show(node_name)
         if node.touchable and node.drained and node.ours:  # not an admin's drain meanwhile
             self.slurm.resume(node_name)
             self._log(node_name, "resumed", **detail)
+            self._say(node_name, done, f"{why}: resumed")
+            return
+        outcome = "left" if node.touchable else "waiting"
+        self._say(node_name, outcome, f"{why}; now {node.state} ({node.reason}): not resumed")
 
     def _transport(self, host: str) -> Any:
         from rocmprov.fleet.fanout import ssh_files

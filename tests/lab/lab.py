@@ -274,16 +274,22 @@ def cgroup_pids(rel: str) -> list[int]:
     return sorted(pids)
 
 
-def remove_cgroups(rel: str) -> None:
-    """Kill what is left in the cgroups (by pid), then remove them bottom-up."""
-    for _ in range(50):
-        pids = cgroup_pids(rel)
-        if not pids:
+def remove_cgroups(rel: str, timeout: float = 60.0) -> None:
+    """Kill what is left in the cgroups (by pid), then remove them bottom-up. A killed process
+    in uninterruptible sleep (writing back its overlay on a loaded machine) leaves only when its
+    I/O ends: waited for up to `timeout`, then LabError names the survivors."""
+    deadline = time.monotonic() + timeout
+    pids = cgroup_pids(rel)
+    for _ in range(int(timeout / POLL_S) + 1):
+        if not pids or time.monotonic() > deadline:
             break
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(POLL_S)
+        pids = cgroup_pids(rel)
+    if pids:
+        raise LabError(f"cgroup {rel}: still running after SIGKILL: {_describe(pids)}")
     for _ in range(50):  # a cgroup whose last process just died can be busy for a moment
         left = [top for top in cgroup_dirs(rel) if top.is_dir()]
         if not left:
@@ -293,6 +299,19 @@ def remove_cgroups(rel: str) -> None:
                 with contextlib.suppress(OSError):
                     os.rmdir(dirpath)
         time.sleep(POLL_S if any(top.is_dir() for top in left) else 0)
+
+
+def _describe(pids: Sequence[int]) -> str:
+    """`pid (comm) state` of each, for an error message."""
+    out = []
+    for pid in pids[:8]:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            comm, state = stat[stat.index("(") : stat.rindex(")") + 1], stat[stat.rindex(")") + 2]
+            out.append(f"{pid} {comm} {state}")
+        except (OSError, ValueError, IndexError):
+            out.append(f"{pid} (gone)")
+    return ", ".join(out)
 
 
 def ip_families() -> list[str]:
@@ -688,7 +707,10 @@ class Lab:
             terminate(p)
         self.servers, self.proxy = [], None
         self._bridge_down()
-        remove_cgroups(self.cgroup)
+        try:
+            remove_cgroups(self.cgroup)
+        except LabError as exc:
+            errors.append(str(exc))
         for d in cgroup_dirs(CGROUP_TOP):  # shared by all labs: removed once empty
             with contextlib.suppress(OSError):
                 d.rmdir()
