@@ -26,22 +26,27 @@ LAB_HOSTS = int(os.environ.get("ROCMPROV_LAB_HOSTS", "4"))
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "lab: needs the lab's real systemd hosts (root, nspawn)")
     config.addinivalue_line("markers", "lab_scale: the larger lab scale tests")
+    config.addinivalue_line("markers", "long: a test file that takes minutes (runs first)")
 
 
 LAB_FIXTURES = frozenset(("lab", "make_lab", "clean_host", "amd_mirror", "lab_available"))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files whose tests boot lab hosts run first. pytest-xdist (--dist loadfile) hands files
-    to workers in this order, so the long, mostly waiting lab files start at once on every
-    worker and the many short in-process files fill the gaps at the end, instead of one
-    worker finishing a long lab file alone while the others idle."""
+    """Files marked `long` run first, then the other files whose tests boot lab hosts.
+    pytest-xdist (--dist loadfile) hands files to workers in this order, so the long, mostly
+    waiting lab files start at once on every worker and the many short in-process files fill
+    the gaps at the end, instead of one worker finishing a long file alone while the others
+    idle."""
     def needs_lab(item: pytest.Item) -> bool:
         names = getattr(item, "fixturenames", ())
         return item.get_closest_marker("lab") is not None or not LAB_FIXTURES.isdisjoint(names)
 
     lab_files = {item.path for item in items if needs_lab(item)}
-    items.sort(key=lambda item: item.path not in lab_files)  # stable: order kept within
+    # files marked `long` (minutes each in CI's --durations list) start before the other lab
+    # files: the last file to start is then a short one, not a ten-minute one
+    long_files = {item.path for item in items if item.get_closest_marker("long") is not None}
+    items.sort(key=lambda item: (item.path not in long_files, item.path not in lab_files))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -20,7 +20,7 @@ import pytest
 from tests.lab import Lab, LabHost
 from tests.lab.amdrepo import Served
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.long]  # minutes in CI: scheduled first
 
 SMALL_DISTRO = json.dumps(
     {

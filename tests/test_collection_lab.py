@@ -22,7 +22,7 @@ from tests.lab import Lab, LabHost
 from tests.test_apply_lab import SMALL_DISTRO, inventory_for
 from tests.test_collection import BIN, FQ, REPO, ansible_env, installed, run, tarball
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.long]  # minutes in CI: scheduled first
 __all__ = ["installed", "tarball"]  # session fixtures from tests/test_collection.py
 
 RECAP = re.compile(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)

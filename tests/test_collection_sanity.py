@@ -22,9 +22,12 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.test_collection import BIN, REPO, ansible_env, build_tree, builder, run
+
+pytestmark = pytest.mark.long  # minutes in CI (a sanity venv from scratch): scheduled first
 
 CACHE = Path(
     os.environ.get("ROCMPROV_TEST_CACHE")

@@ -27,7 +27,7 @@ from tests.lab import Lab, LabHost, ctkrepo
 from tests.test_apply_lab import apply
 from tests.test_releases_lab import sh
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.long]  # minutes in CI: scheduled first
 
 FOREIGN_SPEC = ('{"cdiVersion": "0.5.0", "kind": "vendor.com/device", "devices": [{"name": '
                 '"dev0", "containerEdits": {"deviceNodes": [{"path": "/dev/null"}]}}]}\n')

@@ -14,7 +14,7 @@ import pytest
 from tests.lab import Lab, LabHost
 from tests.test_apply_lab import apply
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.long]  # minutes in CI: scheduled first
 
 
 def sh(lab: Lab, host: LabHost, cmd: str) -> str:

@@ -16,7 +16,7 @@ from tests.lab.amdrepo import Served
 from tests.test_apply_lab import apply, kernel_headers_source, legacy_row, torch_wheels
 from tests.test_owns_lab import inventory, sh
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.long]  # minutes in CI: scheduled first
 __all__ = ["torch_wheels"]  # the fixture, used by name
 
 SNAP = (

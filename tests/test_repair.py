@@ -17,6 +17,8 @@ from tests.helpers import rocmprov
 from tests.lab import Lab, LabHost
 from tests.lab.amdrepo import Served
 
+pytestmark = pytest.mark.long  # its lab test takes minutes in CI: scheduled first
+
 DOCS_CHECKS = Path(__file__).resolve().parent.parent / "docs" / "checks.md"
 
 
