@@ -25,7 +25,8 @@ import re
 # counts: the table's own lines ("NVIDIA-SMI 550.54", "CUDA Version: 12.4") do.
 _MISSING = r"(?:not found|not recognized)"
 _NEXT_LINE_MISSING = (
-    r"[^\n]*\n(?:[ \t\r]*\n)?[^\n]*?(?:nvidia-smi[^\n]*" + _MISSING
+    r"[^\n]*\n(?:[ \t\r]*\n)?[^\n]*?(?:nvidia-smi[^\n]*"
+    + _MISSING
     + r"|(?:command not found|Unknown command): nvidia-smi|No such file or directory: 'nvidia-smi'"
     + r"|which: no nvidia-smi\b)"
 )
