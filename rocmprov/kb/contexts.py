@@ -30,9 +30,10 @@ _NEXT_LINE_MISSING = (
     + r"|(?:command not found|Unknown command): nvidia-smi|No such file or directory: 'nvidia-smi'"
     + r"|which: no nvidia-smi\b)"
 )
-_NVIDIA_SMI = (
-    r"(?<!directory: ')(?<!command not found: )(?<!Unknown command: )"
-    r"(?<!which: no )nvidia-smi(?![^\n]*" + _MISSING + r"|" + _NEXT_LINE_MISSING + r")"
+_NVIDIA_SMI = (  # the literal first, then what precedes it (a quick fail on every other "n")
+    r"nvidia-smi(?<!directory: 'nvidia-smi)(?<!command not found: nvidia-smi)"
+    r"(?<!Unknown command: nvidia-smi)(?<!which: no nvidia-smi)"
+    r"(?![^\n]*" + _MISSING + r"|" + _NEXT_LINE_MISSING + r")"
 )
 
 # An NVIDIA machine: its driver tool or driver, its cards by name, CUDA's device lines.
