@@ -256,3 +256,20 @@ def test_the_matcher_reads_the_text_once_for_many_cuda_prefixed_codes(monkeypatc
     )
     match(text)
     assert len(calls) == 1, calls
+
+
+@pytest.mark.parametrize(("name", "machine"), list(NVIDIA.items()) + list(AMD.items()))
+def test_a_cuda_prefixed_status_code_follows_the_same_definition(name: str, machine: str) -> None:
+    """No entry pattern reads CUDA's "no kernel image is available" (hipErrorNoBinaryForGpu's
+    string): the status-code look-up finds it, and the matcher's CUDA-prefix filter drops it on
+    an NVIDIA machine by the same definition."""
+    text = (
+        machine
+        + FILLER
+        + ("RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+    )
+    found = [m.id for m in match(text)]
+    if name in NVIDIA:
+        assert found == [], found
+    else:
+        assert found[:1] == ["hip.no-binary-for-gpu"], found
