@@ -28,6 +28,7 @@ from typing import Any
 
 from rocmprov.kb import codes as status_codes
 from rocmprov.kb.context import FACTS, Fact, extract, hint
+from rocmprov.kb.contexts import NVIDIA_MACHINE
 from rocmprov.kb.reflow import loosen
 from rocmprov.kb.scan import MAX_COUNT, MAX_EVIDENCE, Found, clip, compile_table, scan
 from rocmprov.kb.table import PLACEHOLDER_RE, Entry, Table, load_table
@@ -190,18 +191,15 @@ def _code_owners(table: Table, index: status_codes.Codes) -> dict[str, int]:
 # hipified programs print CUDA's prefix on ROCm builds, but beside an NVIDIA card, driver or
 # nvidia-smi table the line is CUDA's own status (same words, NVIDIA's cause and fix).
 _CUDA_PREFIX = re.compile(r"CUDA error(?::| \d)")
-_NVIDIA_MACHINE = re.compile(
-    r"\bDevice \d+: NVIDIA|GeForce|\b[RG]TX\s?\d{3,4}\b|Quadro|\bTesla\s+[A-Z]?\d|\bNVRM\b"
-    r"|NVIDIA-SMI \d|CUDA Version: \d"
-    # data-centre cards as torch.cuda.get_device_name and `nvidia-smi -L` name them
-    r"|\bGPU \d+: NVIDIA\b|\bNVIDIA (?:[ABHLT]\d{1,3}[A-Z]?|G[HB]\d{3}|TITAN|DGX)\b"
-)
 
 
-def _cuda_own(hit: status_codes.Hit, text: str) -> bool:
-    """A HIP message found after CUDA's prefix in a text that shows an NVIDIA machine."""
-    return (hit.how == "message" and _CUDA_PREFIX.search(hit.evidence) is not None
-            and _NVIDIA_MACHINE.search(text) is not None)  # fmt: skip
+def _cuda_own(hits: list[status_codes.Hit], text: str) -> set[int]:
+    """The hits that are a HIP message found after CUDA's prefix in a text that shows an NVIDIA
+    machine (kb/contexts.py, the table's `{context: nvidia}`): their indexes. The text is
+    searched once, and only when such a hit exists."""
+    cuda = {i for i, h in enumerate(hits)
+            if h.how == "message" and _CUDA_PREFIX.search(h.evidence) is not None}  # fmt: skip
+    return cuda if cuda and NVIDIA_MACHINE.search(text) is not None else set()
 
 
 # A hex value is a status code's only when the line says so (not "HSA_ENABLE_SDMA=0 mask 0x2a").
@@ -271,8 +269,9 @@ def analyse(
         explained = {n for i, acc in found.items() if i not in put_back for n in acc.lines}
         named = "\n".join(ev for i in put_back for ev in found[i].evidence)
         hits, code_like = status_codes.find_lines(list(code_lines.values()), index)
-        hits = [h for h in hits if h.line not in explained and h.code.name not in named
-                and not _cuda_own(h, text)]  # fmt: skip
+        cuda_own = _cuda_own(hits, text)
+        hits = [h for i, h in enumerate(hits) if h.line not in explained
+                and h.code.name not in named and i not in cuda_own]  # fmt: skip
         hits = _owned_by_entries(table, index, hits, found)
     facts = extract(text, _needed(table, found)) if found else []
     values = {f.name: f.value for f in facts}

@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from rocmprov.kb.anchors import MIN_ANCHOR, choose_anchors, derive_anchor, regex_runs
+from rocmprov.kb.contexts import CONTEXTS
 from rocmprov.kb.prefixes import continued, cut_at_line_end
 
 __all__ = ["MIN_ANCHOR", "derive_anchor"]
@@ -160,7 +161,7 @@ def _pattern(raw: Any, where: str) -> Pattern:
     runs = [given] if given else regex_runs(regex)
     if not any(len(run) >= MIN_ANCHOR for run in runs):
         raise TableError(f"{where}: no literal of {MIN_ANCHOR}+ characters; give 'anchor'")
-    context = {key: raw.get(key) or "" for key in ("unless", "near")}
+    context = {key: _context(raw.get(key), key, where) for key in ("unless", "near")}
     around = int(raw.get("around", 0))
     if any(context.values()) != (1 <= around <= MAX_WINDOW):
         raise TableError(f"{where}: unless/near need around 1..{MAX_WINDOW} (and around needs one)")
@@ -170,6 +171,26 @@ def _pattern(raw: Any, where: str) -> Pattern:
         except (re.error, TypeError) as exc:
             raise TableError(f"{where}: bad {key} regex {value!r}: {exc}") from exc
     return Pattern(regex=regex, anchor="", lines=lines, runs=tuple(runs), around=around, **context)
+
+
+def _context(value: Any, key: str, where: str) -> str:
+    """A pattern's `unless` / `near`: a regex, `{context: name}` (kb/contexts.py), or a list of
+    those, which are alternatives of one regex."""
+    items = value if isinstance(value, list) else [value]
+    parts = []
+    for item in items:
+        if isinstance(item, dict):
+            name = item.get("context")
+            if set(item) != {"context"} or name not in CONTEXTS:
+                raise TableError(f"{where}: {key} names no context of {sorted(CONTEXTS)}: {item!r}")
+            parts.append(CONTEXTS[name])
+        elif isinstance(item, str) or (item is None and len(items) == 1):
+            parts.append(item or "")
+        else:
+            raise TableError(f"{where}: {key} is a regex, {{context: name}} or a list of them")
+    if len(parts) > 1 and not all(parts):
+        raise TableError(f"{where}: an empty alternative in {key}")
+    return parts[0] if len(parts) == 1 else "|".join(f"(?:{p})" for p in parts)
 
 
 def _entry(raw: Any, index: int) -> Entry:
