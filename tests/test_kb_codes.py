@@ -168,7 +168,7 @@ def test_a_code_a_table_entry_explains_is_not_repeated() -> None:
         ("hsa_queue_create failed: HSA error code 0x1008\n", "rocr.out-of-resources"),
         # HIP's message for hipErrorInvalidDeviceFunction, behind ggml's source location
         ("CUDA error 98 at ggml-cuda.cu:6246: invalid device function\n",
-         "llm.ggml-invalid-device-function"),
+         "hip.invalid-device-function"),
         ("ROCm error: kernels.cu:88: invalid device function\n", "hip.invalid-device-function"),
         ("RuntimeError: HIP error: invalid device function\n", "hip.invalid-device-function"),
     ],

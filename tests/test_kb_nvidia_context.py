@@ -43,8 +43,8 @@ GGML_AT = (
 # (entry, its error text in CUDA's wording)
 ERRORS = [
     ("hip.invalid-device-function", "RuntimeError: CUDA error: invalid device function\n"),
-    (
-        "llm.ggml-invalid-device-function",
+    (  # ggml's wording (llm.ggml-invalid-device-function until round 19's merge)
+        "hip.invalid-device-function",
         "CUDA error: invalid device function\n"
         + GGML_AT.format(f="ggml_cuda_compute_forward", n=2300)
         + "  err\n/src/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:75: CUDA error\n",

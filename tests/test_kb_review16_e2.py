@@ -122,7 +122,7 @@ def test_ollama_igpu_dropped_then_cpu_only_is_the_cause() -> None:
     found = match(DROP + cpu)
     assert found[0].id == "llm.ollama-igpu-dropped-not-allowlisted"
     assert found[0].captures.get("gfx") == "gfx1036"
-    assert "llm.ollama-igpu-dropped-notice" not in [m.id for m in found]
+    assert "llm.ollama-igpu-skipped" not in [m.id for m in found]
 
 
 def test_ollama_0129_second_cpu_node_as_gfx000_gets_the_update_advice() -> None:

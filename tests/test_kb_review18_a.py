@@ -21,12 +21,12 @@ LEADS = [
     # constructed: bash's "command not found" for nvidia-smi on an AMD host (a launcher or the
     # user probing for an NVIDIA GPU first), then the HIP build's error: the lowercase
     # nvidia-smi veto silenced ggml's entry (the generic HIP entry led from the status code)
-    ("bash: nvidia-smi: command not found\n" + _GGML_HIP, "llm.ggml-invalid-device-function"),
+    ("bash: nvidia-smi: command not found\n" + _GGML_HIP, "hip.invalid-device-function"),
     # constructed: dash's wording of the same
-    ("/bin/sh: 1: nvidia-smi: not found\n" + _GGML_HIP, "llm.ggml-invalid-device-function"),
+    ("/bin/sh: 1: nvidia-smi: not found\n" + _GGML_HIP, "hip.invalid-device-function"),
     # constructed: Python's subprocess.run(["nvidia-smi", ...]) without the binary
     ("FileNotFoundError: [Errno 2] No such file or directory: 'nvidia-smi'\n" + _GGML_HIP,
-     "llm.ggml-invalid-device-function"),
+     "hip.invalid-device-function"),
     # constructed: Windows cmd's wording, then an older ROCm PyTorch's "CUDA error" (hipified)
     ("'nvidia-smi' is not recognized as an internal or external command,\n"
      "RuntimeError: CUDA error: invalid device function\n", "hip.invalid-device-function"),

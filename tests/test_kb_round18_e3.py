@@ -6,6 +6,10 @@ the same messages on an NVIDIA machine, or healthy/unrelated lines, that must no
 
 from __future__ import annotations
 
+import pytest
+
+from rocmprov.kb import match
+
 _FILL = "llama_model_loader: - kv   3:                       general.name str = m\n"
 _CT2 = ("RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA "
         "runtime version\n")
@@ -32,17 +36,17 @@ LEADS = [
     # constructed: an old HIP build of llama.cpp (named "CUDA", AMD device line with HIP's
     # "compute capability" of gfx1031) far above the error
     ("ggml_init_cublas: found 1 CUDA devices:\n  Device 0: AMD Radeon RX 6700 XT, compute "
-     "capability 10.3, VMM: no\n" + _FILL * 25 + _GGML, "llm.ggml-invalid-device-function"),
+     "capability 10.3, VMM: no\n" + _FILL * 25 + _GGML, "hip.invalid-device-function"),
     # constructed: the Ollama HIP library in the backtrace
     ("CUDA error: invalid device function\n  current device: 0\n  err\n"
-     "/usr/lib/ollama/rocm/libggml-hip.so(+0x5678)[0x7f01]\n", "llm.ggml-invalid-device-function"),
+     "/usr/lib/ollama/rocm/libggml-hip.so(+0x5678)[0x7f01]\n", "hip.invalid-device-function"),
     # constructed: mid-2023 ggml's CUDA_CHECK with a log prefix
     ("[1701] CUDA error 98 at /build/llama.cpp/ggml-cuda.cu:6246: invalid device function\n",
-     "llm.ggml-invalid-device-function"),
+     "hip.invalid-device-function"),
     # constructed: the ROCm name is never vetoed, whatever the text says about NVIDIA
     ("(I replaced my GeForce GTX 1060 with this card)\nROCm error: invalid device function\n"
      "  current device: 0, in function ggml_cuda_compute_forward at ggml-cuda.cu:2301\n",
-     "llm.ggml-invalid-device-function"),
+     "hip.invalid-device-function"),
 ]  # fmt: skip
 
 SILENT = [
@@ -60,21 +64,28 @@ SILENT = [
      "framework.ctranslate2-no-gpu-build"),
     # constructed: a CUDA build of llama.cpp on an old NVIDIA card (ggml's device listing)
     ("ggml_cuda_init: found 1 CUDA devices:\n  Device 0: NVIDIA GeForce GTX 1070, compute "
-     "capability 6.1, VMM: yes\n" + _FILL * 30 + _GGML, "llm.ggml-invalid-device-function"),
-    # constructed: a Jetson (no NVIDIA in the name, a non-AMD compute capability)
-    ("  Device 0: Orin, compute capability 8.7, VMM: yes\n" + _FILL * 10 + _GGML,
-     "llm.ggml-invalid-device-function"),
+     "capability 6.1, VMM: yes\n" + _FILL * 30 + _GGML, "hip.invalid-device-function"),
     # constructed: whisper.cpp's Dec-2023 wording on a Tesla
     ("whisper_backend_init: using CUDA backend\nDevice 0: Tesla K80, compute capability 3.7\n"
      "CUDA error: cudaGetLastError(): invalid device function\n  in function "
      "ggml_cuda_op_mul_mat at /tmp/whisper.cpp/ggml-cuda.cu:8502\n",
-     "llm.ggml-invalid-device-function"),
+     "hip.invalid-device-function"),
     # constructed: a CUDA program's own runtime error string on an NVIDIA card (not HIP's
     # status code line): the hip entry's CUDA wording stays out
     ("GPU 0: NVIDIA GeForce GTX 1080\nthrust::system_error: parallel_for failed: "
      "cudaErrorInvalidDeviceFunction: invalid device function\n", "hip.invalid-device-function"),
 ]  # fmt: skip
 
+# constructed: a Jetson (no NVIDIA in the name, a non-AMD compute capability). ggml's patterns
+# stay out (their `unless`), and so does the status-code path: the line is also HIP's message
+# for hipErrorInvalidDeviceFunction, a code hip.invalid-device-function owns, and the matcher's
+# NVIDIA-machine check for such codes is the shared definition (rocmprov/kb/contexts.py) since
+# round 19, which knows a "Device N: ..., compute capability" line that names no AMD part.
+_JETSON = "  Device 0: Orin, compute capability 8.7, VMM: yes\n" + _FILL * 10 + _GGML
+
+
+def test_a_jetson_ggml_cuda_error_is_no_hip_cause() -> None:
+    assert "hip.invalid-device-function" not in [m.id for m in match(_JETSON)]
 
 
 SLURM_LEADS = [
