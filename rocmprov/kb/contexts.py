@@ -28,12 +28,19 @@ _NEXT_LINE_MISSING = (
     r"[^\n]*\n(?:[ \t\r]*\n)?[^\n]*?(?:nvidia-smi[^\n]*"
     + _MISSING
     + r"|(?:command not found|Unknown command): nvidia-smi|No such file or directory: 'nvidia-smi'"
-    + r"|which: no nvidia-smi\b)"
+    + r"|which: no nvidia-smi\b|nvidia-smi: No such file or directory)"
 )
+# A quoted name is a program naming the tool (a Python traceback's source line
+# `subprocess.check_output(["nvidia-smi", ...])` above "FileNotFoundError: ... 'nvidia-smi'",
+# `shutil.which("nvidia-smi")`), on any machine: no evidence, except Python's CalledProcessError
+# ("Command '['nvidia-smi', '-L']' returned non-zero exit status 9."): the tool ran (127 is the
+# shell's "not found"). bash's "bash: /usr/bin/nvidia-smi: No such file or directory" (a hashed
+# or typed path that is gone) is a missing tool too.
 _NVIDIA_SMI = (  # the literal first, then what precedes it (a quick fail on every other "n")
-    r"nvidia-smi(?<!directory: 'nvidia-smi)(?<!command not found: nvidia-smi)"
+    r"nvidia-smi(?<!['\"]nvidia-smi)(?<!command not found: nvidia-smi)"
     r"(?<!Unknown command: nvidia-smi)(?<!which: no nvidia-smi)"
-    r"(?![^\n]*" + _MISSING + r"|" + _NEXT_LINE_MISSING + r")"
+    r"(?![^\n]*" + _MISSING + r"|: No such file or directory|" + _NEXT_LINE_MISSING + r")"
+    + r"|nvidia-smi(?=[^\n]*?' returned non-zero exit status (?!127\b)\d)"
 )
 
 # An NVIDIA machine: its driver tool or driver, its cards by name, CUDA's device lines.
@@ -49,11 +56,16 @@ NVIDIA = (
     # ggml's CUDA device line ("  Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6"),
     # also with a name without NVIDIA ("Device 0: Tesla V100-SXM2-16GB, compute capability
     # 7.0"); a ROCm build's line names an AMD GPU (a Vega reports "compute capability 9.0")
-    + r"|\bDevice \d+: (?:NVIDIA|(?!AMD|Radeon|gfx|Instinct)[^\n]*?compute capability \d)"
+    # (not an empty name: "Device 0: , compute capability 9.0" is a ROCm build's MI100 in
+    # llama.cpp of early 2024, tests/fixtures/healthy/llama.cpp-8x-mi100-slurm-...)
+    + r"|\bDevice \d+: (?:NVIDIA|(?!AMD|Radeon|gfx|Instinct|[ \t]*,)[^\n]*?compute capability \d)"
     # data-centre and workstation cards as `nvidia-smi -L` ("GPU 0: NVIDIA H100 80GB HBM3
     # (UUID: ...)") and torch.cuda.get_device_name ("NVIDIA A100-SXM4-80GB", "NVIDIA L40S",
     # "NVIDIA RTX A6000") name them
     + r"|\bGPU \d+: NVIDIA\b|\bNVIDIA (?:[ABHLTV]\d{1,3}[A-Z]?|G[HB]\d{3}|TITAN|DGX|RTX)\b"
+    # lspci's display line names a data-centre card after its chip ("3D controller: NVIDIA
+    # Corporation GH100 [H100 SXM5 80GB]"); its audio and bridge functions name no product
+    + r"|NVIDIA Corporation \w+ \[(?:[ABHLTV]\d{1,3}|G[HB]\d{3})"
     + r")"
 )
 
