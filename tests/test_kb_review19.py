@@ -127,3 +127,15 @@ def test_a_merged_entry_keeps_the_source_of_its_moved_wording() -> None:
     entry = load_table().by_id["framework.torch-extension-built-for-other-torch"]
     assert "https://github.com/Lightning-AI/torchmetrics/issues/2188" in entry.sources
 
+
+
+def test_a_long_line_of_missing_tool_messages_is_read_in_linear_time() -> None:
+    """Constructed: one line of 8,000 dash-style "nvidia-smi: not found" messages (a loop's
+    output without newlines). Each occurrence's look-ahead read the rest of the line: about 14 s
+    before the fix (the matcher's CUDA-prefix filter searches the whole text), 0.03 s after."""
+    import time
+
+    text = "nvidia-smi: not found " * 8000 + "\n"
+    start = time.perf_counter()
+    assert contexts.NVIDIA_MACHINE.search(text) is None
+    assert time.perf_counter() - start < 3.0

@@ -23,9 +23,15 @@ import re
 # and a prompt line (`$ nvidia-smi`, `# nvidia-smi -L`, `PS C:\> nvidia-smi`) whose next line
 # (after at most one blank line) is such a line. A prompt followed by nvidia-smi's table still
 # counts: the table's own lines ("NVIDIA-SMI 550.54", "CUDA Version: 12.4") do.
+#
+# Every look-around after a found name reads a bounded stretch (the shells' messages put the
+# words within a few dozen characters of the name; a prompt line is short): an unbounded
+# `[^\n]*` read the rest of the line once per occurrence, quadratic in a long line of them
+# (a 0.35 MB line of "nvidia-smi: not found " took 56 s, and the matcher's CUDA-prefix filter
+# searches the whole text).
 _MISSING = r"(?:not found|not recognized)"
 _NEXT_LINE_MISSING = (
-    r"[^\n]*\n(?:[ \t\r]*\n)?[^\n]*?(?:nvidia-smi[^\n]*"
+    r"[^\n]{0,100}\n(?:[ \t\r]*\n)?[^\n]{0,100}?(?:nvidia-smi[^\n]{0,60}?"
     + _MISSING
     + r"|(?:command not found|Unknown command): nvidia-smi|No such file or directory: 'nvidia-smi'"
     + r"|which: no nvidia-smi\b|nvidia-smi: No such file or directory)"
@@ -39,8 +45,9 @@ _NEXT_LINE_MISSING = (
 _NVIDIA_SMI = (  # the literal first, then what precedes it (a quick fail on every other "n")
     r"nvidia-smi(?<!['\"]nvidia-smi)(?<!command not found: nvidia-smi)"
     r"(?<!Unknown command: nvidia-smi)(?<!which: no nvidia-smi)"
-    r"(?![^\n]*" + _MISSING + r"|: No such file or directory|" + _NEXT_LINE_MISSING + r")"
-    + r"|nvidia-smi(?=[^\n]*?' returned non-zero exit status (?!127\b)\d)"
+    r"(?![^\n]{0,60}?" + _MISSING + r"|: No such file or directory|" + _NEXT_LINE_MISSING + r")"
+    + r"|nvidia-smi(?:(?<=Command '\['nvidia-smi)|(?<=Command 'nvidia-smi))"
+    + r"(?=[^\n]{0,300}?' returned non-zero exit status (?!127\b)\d)"
 )
 
 # An NVIDIA machine: its driver tool or driver, its cards by name, CUDA's device lines.
@@ -58,7 +65,8 @@ NVIDIA = (
     # 7.0"); a ROCm build's line names an AMD GPU (a Vega reports "compute capability 9.0")
     # (not an empty name: "Device 0: , compute capability 9.0" is a ROCm build's MI100 in
     # llama.cpp of early 2024, tests/fixtures/healthy/llama.cpp-8x-mi100-slurm-...)
-    + r"|\bDevice \d+: (?:NVIDIA|(?!AMD|Radeon|gfx|Instinct|[ \t]*,)[^\n]*?compute capability \d)"
+    + r"|\bDevice \d+: (?:NVIDIA"
+    + r"|(?!AMD|Radeon|gfx|Instinct|[ \t]*,)[^\n]{0,100}?compute capability \d)"
     # data-centre and workstation cards as `nvidia-smi -L` ("GPU 0: NVIDIA H100 80GB HBM3
     # (UUID: ...)") and torch.cuda.get_device_name ("NVIDIA A100-SXM4-80GB", "NVIDIA L40S",
     # "NVIDIA RTX A6000") name them
