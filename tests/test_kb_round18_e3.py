@@ -6,8 +6,6 @@ the same messages on an NVIDIA machine, or healthy/unrelated lines, that must no
 
 from __future__ import annotations
 
-import pytest
-
 from rocmprov.kb import match
 
 _FILL = "llama_model_loader: - kv   3:                       general.name str = m\n"

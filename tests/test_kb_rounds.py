@@ -26,6 +26,7 @@ LISTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "test_kb_review18_a": (("LEADS",), ("SILENT",)),
     "test_kb_review18_b": (("LEADS",), ("SILENT",)),
     "test_kb_review18_c": (("LEADS",), ("SILENT",)),
+    "test_kb_review19": (("LEADS",), ("SILENT",)),
     "test_kb_round15_e2": (("FIRST",), ("WOLVES",)),
     "test_kb_round15e1": (("LEADS",), ("SILENT",)),
     "test_kb_round16_e1": (("LEADS",), ("SILENT",)),

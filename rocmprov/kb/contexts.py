@@ -23,17 +23,31 @@ import re
 # and a prompt line (`$ nvidia-smi`, `# nvidia-smi -L`, `PS C:\> nvidia-smi`) whose next line
 # (after at most one blank line) is such a line. A prompt followed by nvidia-smi's table still
 # counts: the table's own lines ("NVIDIA-SMI 550.54", "CUDA Version: 12.4") do.
+#
+# Every look-around after a found name reads a bounded stretch (the shells' messages put the
+# words within a few dozen characters of the name; a prompt line is short): an unbounded
+# `[^\n]*` read the rest of the line once per occurrence, quadratic in a long line of them
+# (a 0.35 MB line of "nvidia-smi: not found " took 56 s, and the matcher's CUDA-prefix filter
+# searches the whole text).
 _MISSING = r"(?:not found|not recognized)"
 _NEXT_LINE_MISSING = (
-    r"[^\n]*\n(?:[ \t\r]*\n)?[^\n]*?(?:nvidia-smi[^\n]*"
+    r"[^\n]{0,100}\n(?:[ \t\r]*\n)?[^\n]{0,100}?(?:nvidia-smi[^\n]{0,60}?"
     + _MISSING
     + r"|(?:command not found|Unknown command): nvidia-smi|No such file or directory: 'nvidia-smi'"
-    + r"|which: no nvidia-smi\b)"
+    + r"|which: no nvidia-smi\b|nvidia-smi: No such file or directory)"
 )
+# A quoted name is a program naming the tool (a Python traceback's source line
+# `subprocess.check_output(["nvidia-smi", ...])` above "FileNotFoundError: ... 'nvidia-smi'",
+# `shutil.which("nvidia-smi")`), on any machine: no evidence, except Python's CalledProcessError
+# ("Command '['nvidia-smi', '-L']' returned non-zero exit status 9."): the tool ran (127 is the
+# shell's "not found"). bash's "bash: /usr/bin/nvidia-smi: No such file or directory" (a hashed
+# or typed path that is gone) is a missing tool too.
 _NVIDIA_SMI = (  # the literal first, then what precedes it (a quick fail on every other "n")
-    r"nvidia-smi(?<!directory: 'nvidia-smi)(?<!command not found: nvidia-smi)"
+    r"nvidia-smi(?<!['\"]nvidia-smi)(?<!command not found: nvidia-smi)"
     r"(?<!Unknown command: nvidia-smi)(?<!which: no nvidia-smi)"
-    r"(?![^\n]*" + _MISSING + r"|" + _NEXT_LINE_MISSING + r")"
+    r"(?![^\n]{0,60}?" + _MISSING + r"|: No such file or directory|" + _NEXT_LINE_MISSING + r")"
+    + r"|nvidia-smi(?:(?<=Command '\['nvidia-smi)|(?<=Command 'nvidia-smi))"
+    + r"(?=[^\n]{0,300}?' returned non-zero exit status (?!127\b)\d)"
 )
 
 # An NVIDIA machine: its driver tool or driver, its cards by name, CUDA's device lines.
@@ -49,11 +63,17 @@ NVIDIA = (
     # ggml's CUDA device line ("  Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6"),
     # also with a name without NVIDIA ("Device 0: Tesla V100-SXM2-16GB, compute capability
     # 7.0"); a ROCm build's line names an AMD GPU (a Vega reports "compute capability 9.0")
-    + r"|\bDevice \d+: (?:NVIDIA|(?!AMD|Radeon|gfx|Instinct)[^\n]*?compute capability \d)"
+    # (not an empty name: "Device 0: , compute capability 9.0" is a ROCm build's MI100 in
+    # llama.cpp of early 2024, tests/fixtures/healthy/llama.cpp-8x-mi100-slurm-...)
+    + r"|\bDevice \d+: (?:NVIDIA"
+    + r"|(?!AMD|Radeon|gfx|Instinct|[ \t]*,)[^\n]{0,100}?compute capability \d)"
     # data-centre and workstation cards as `nvidia-smi -L` ("GPU 0: NVIDIA H100 80GB HBM3
     # (UUID: ...)") and torch.cuda.get_device_name ("NVIDIA A100-SXM4-80GB", "NVIDIA L40S",
     # "NVIDIA RTX A6000") name them
     + r"|\bGPU \d+: NVIDIA\b|\bNVIDIA (?:[ABHLTV]\d{1,3}[A-Z]?|G[HB]\d{3}|TITAN|DGX|RTX)\b"
+    # lspci's display line names a data-centre card after its chip ("3D controller: NVIDIA
+    # Corporation GH100 [H100 SXM5 80GB]"); its audio and bridge functions name no product
+    + r"|NVIDIA Corporation \w+ \[(?:[ABHLTV]\d{1,3}|G[HB]\d{3})"
     + r")"
 )
 
