@@ -5,10 +5,12 @@ slurm.conf(5) `NodeName=... Gres=gpu:4` (https://slurm.schedmd.com/slurm.conf.ht
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rocmprov.actions.repair import remedies
-from rocmprov.commands._heal_gres import shown_count, slurmd_started
+from rocmprov.commands._heal_gres import _await, shown_count, slurmd_started
 from rocmprov.gate.gres import (
     GresError,
     bdfs,
@@ -29,6 +31,7 @@ from rocmprov.gate.heal import (
 from rocmprov.gate.policy import DrainPolicy
 from rocmprov.gate.slurm import NodeState
 from rocmprov.model import Finding, HostReport, Severity
+from rocmprov.transport.local import LocalTransport
 from tests.test_gate_slurm import SHOW_DRAINED
 
 GPUS = {f"0000:{b:02x}:00.0": f"/dev/dri/renderD{128 + i}" for i, b in enumerate((5, 6, 7, 8))}
@@ -144,3 +147,23 @@ def test_remote_edit_changes_only_the_lines_and_keeps_the_mode(tmp_path) -> None
     conf.write_text(before.replace("gpu01 CPUs=1 Gres=gpu:4", "gpu01 CPUs=1 Gres=gpu:2"))
     with pytest.raises(GresError, match="0 lines match"):
         edit(t, str(conf), before, after)
+
+
+def test_the_count_alone_is_not_the_end_of_a_gres_change(tmp_path: Path) -> None:
+    """heal resumes only after the restarted slurmd registered: slurmctld shows the new count at
+    its own restart, while the node is UNKNOWN+DRAIN (Slurm 22.05 in the lab, a slurmd started
+    late) or IDLE+DRAIN from the old slurmd. scontrol's text: SHOW_DRAINED, captured in the lab."""
+    shown = tmp_path / "show"
+    t, cmd, before = LocalTransport(), f"cat {shown}", "2026-12-01T15:47:40"
+    three = SHOW_DRAINED.replace("Gres=(null)", "Gres=gpu:3")
+    shown.write_text(three.replace("State=IDLE+DRAIN", "State=UNKNOWN+DRAIN"))
+    assert _await(t, cmd, "rpv0-h01", 3, None, timeout=1) is False
+    shown.write_text(three)  # registered, but by the slurmd that ran before the restart
+    assert _await(t, cmd, "rpv0-h01", 3, before, timeout=1) is False
+    shown.write_text(
+        three.replace(f"SlurmdStartTime={before}", "SlurmdStartTime=2026-12-01T16:00:02")
+    )
+    assert _await(t, cmd, "rpv0-h01", 3, before, timeout=1) is True
+    assert _await(t, cmd, "rpv0-h01", 3, None, timeout=1) is True  # no start time shown before
+    with pytest.raises(GresError, match="not gpu:4"):  # the count itself never changed
+        _await(t, cmd, "rpv0-h01", 4, None, timeout=1)

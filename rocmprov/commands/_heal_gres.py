@@ -243,13 +243,13 @@ def _ok(t: Transport, cmd: str) -> None:
 
 def _await(
     t: Transport, show: str, node: str, count: int, before: str | None, timeout: float = 60
-) -> None:
+) -> bool:
     """Until slurmctld shows the node with `count` GPUs, registered by the restarted slurmd
     (bounded in time and count). slurmctld reads the count from slurm.conf at its restart,
     before the new slurmd answers: meanwhile the node is UNKNOWN+DRAIN, or IDLE+DRAIN as the old
     slurmd registered it and NOT_RESPONDING a moment later. A resume judged on the count alone
     left the node drained or resumed it unanswered: so also a SlurmdStartTime other than
-    `before` (where slurmctld shows one) and a state the gate touches."""
+    `before` (where slurmctld shows one) and a state the gate touches. True once registered."""
     deadline = time.monotonic() + timeout
     seen = None
     for _ in range(int(timeout)):
@@ -261,13 +261,13 @@ def _await(
             shown = None
         fresh = before is None or slurmd_started(res.stdout) not in (None, before)
         if seen == count and fresh and shown is not None and shown.touchable:
-            return
+            return True
         if time.monotonic() > deadline:
             break
         time.sleep(1)
     if seen != count:
         raise GresError(f"slurmctld shows {node} with gpu:{seen}, not gpu:{count}")
-    # the count changed; a node slurmd has not registered again is the caller's to report
+    return False  # the count changed; a node not registered again is the caller's to report
 
 
 def gpu_map(spec: Any) -> dict[str, str]:
