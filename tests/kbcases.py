@@ -1,10 +1,18 @@
 """Checks shared by the per-round counter-example files of the troubleshooting table
 (tests/test_kb_round*.py, tests/test_kb_review*.py): a text's first known cause, and an entry
-that must stay out of a text's causes."""
+that must stay out of a text's causes; and a compiled table whose regexes are wrapped (to count
+the characters the scan hands them, tests/test_kb_linear.py)."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
 from rocmprov.kb import match
+from rocmprov.kb.scan import _Compiled, _Target
+
+FORMS = ("regex", "width", "whole", "unless", "near")  # a target's lazily compiled parts
 
 
 def assert_leads(text: str, entry: str) -> None:
@@ -16,3 +24,19 @@ def assert_leads(text: str, entry: str) -> None:
 def assert_silent(text: str, wolf: str) -> None:
     """`wolf` is none of explain's known causes for `text`."""
     assert wolf not in [m.id for m in match(text)]
+
+
+def wrapped(compiled: _Compiled, wrap: Callable[[Any], Any], *forms: str) -> _Compiled:
+    """`compiled` with each target's `forms` (of FORMS) replaced by wrap(the compiled regex)."""
+    done: dict[int, _Target] = {}
+
+    def one(t: _Target) -> _Target:
+        if id(t) not in done:
+            new = dataclasses.replace(t)
+            new.__dict__.update({f: getattr(t, f) for f in FORMS})  # compiled now, as they are
+            new.__dict__.update({f: wrap(getattr(t, f)) for f in forms})
+            done[id(t)] = new
+        return done[id(t)]
+
+    targets = {a: tuple(one(t) for t in ts) for a, ts in compiled.targets.items()}
+    return dataclasses.replace(compiled, targets=targets)

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from rocmprov.kb import Match, load_table, match
 from rocmprov.kb.docs import render
 from rocmprov.kb.matcher import fill
+from rocmprov.kb.scan import compile_table
 from rocmprov.kb.table import TableError, derive_anchor, parse_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -242,6 +243,19 @@ def test_overlapping_and_prefix_anchors_all_fire() -> None:
     ))  # fmt: skip
     found = match("Memory access fault by GPU node-1\n", table=table)
     assert sorted(ids(found)) == ["t.inner", "t.long", "t.short"]
+
+
+def test_every_pattern_of_the_table_compiles_in_every_form_the_scan_runs() -> None:
+    """Loading the table parses each regex but compiles none (the scan compiles a pattern at
+    its anchor's first hit): here every form is compiled once, so a regex that parses but does
+    not compile (a variable-width look-behind) fails CI, not a user's explain."""
+    compiled = compile_table(load_table())
+    targets = {id(t): t for ts in compiled.targets.values() for t in ts if t.source is not None}
+    assert len(targets) == sum(len(e.patterns) for e in load_table().entries)
+    for t in targets.values():
+        forms = (t.regex, t.whole, t.unless, t.near)
+        assert all(f is None or isinstance(f, re.Pattern) for f in forms), t.source
+        assert 0 < t.width <= 8192, t.source
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,6 @@ quadratic code failed by far.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import time
 from re import _constants as sre_constants  # type: ignore[attr-defined]
@@ -22,6 +21,7 @@ from rocmprov.kb import load_table
 from rocmprov.kb import scan as kbscan
 from rocmprov.kb.codes import load_codes
 from rocmprov.kb.matcher import analyse
+from tests.kbcases import wrapped
 
 TABLE = load_table()
 MIB = 1024 * 1024
@@ -48,11 +48,7 @@ def _searched(text: str) -> int:
     """Characters handed to the entries' regexes while scanning `text`."""
     tally = [0]
     compiled = kbscan.compile_table(TABLE, load_codes())
-    targets = {
-        a: tuple(dataclasses.replace(t, regex=_Counting(t.regex, tally)) for t in ts)
-        for a, ts in compiled.targets.items()
-    }  # fmt: skip
-    kbscan.scan(text, dataclasses.replace(compiled, targets=targets), {})
+    kbscan.scan(text, wrapped(compiled, lambda r: _Counting(r, tally), "regex"), {})
     return tally[0]
 
 

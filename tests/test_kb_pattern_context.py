@@ -4,7 +4,6 @@ rule its cause out or in. Round 18 replaced regexes that read 15-40 lines around
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 from rocmprov.kb import match
 from rocmprov.kb import scan as kbscan
 from rocmprov.kb.table import TableError, parse_table
+from tests.kbcases import wrapped
 
 
 def _table(**pattern: Any) -> Any:
@@ -77,12 +77,7 @@ def test_a_log_of_many_such_messages_reads_the_context_once() -> None:
     table = _table(unless="NVIDIA-SMI", near="Radeon", around=30)
     compiled = kbscan.compile_table(table)
     tally = [0]
-    targets = {
-        anchor: tuple(dataclasses.replace(t, unless=_Counting(t.unless, tally),
-                                          near=_Counting(t.near, tally)) for t in ts)
-        for anchor, ts in compiled.targets.items()
-    }  # fmt: skip
-    counting = dataclasses.replace(compiled, targets=targets)
+    counting = wrapped(compiled, lambda r: _Counting(r, tally), "unless", "near")
     # every message is ruled out (a vetoed match is never counted, so nothing stops the scan
     # early): the old way searched the 61 lines around each of the 1,900 messages
     block = "| NVIDIA-SMI 550.54 | AMD Radeon RX 6800\n" + "driver version is insufficient\n" * 19
@@ -96,11 +91,7 @@ def test_a_few_messages_far_apart_read_only_their_own_lines() -> None:
     table = _table(unless="NVIDIA-SMI", around=5)
     compiled = kbscan.compile_table(table)
     tally = [0]
-    targets = {
-        anchor: tuple(dataclasses.replace(t, unless=_Counting(t.unless, tally)) for t in ts)
-        for anchor, ts in compiled.targets.items()
-    }  # fmt: skip
-    counting = dataclasses.replace(compiled, targets=targets)
+    counting = wrapped(compiled, lambda r: _Counting(r, tally), "unless")
     filler = "an ordinary log line of some length\n" * 5000
     text = filler + "driver version is insufficient\n" + filler
     assert kbscan.scan(text, counting)

@@ -15,13 +15,13 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
 from rocmprov.kb import codes as status_codes
 from rocmprov.kb.anchors import choose_anchors
-from rocmprov.kb.table import Table
+from rocmprov.kb.table import Pattern, Table
 
 MAX_EVIDENCE = 10  # evidence lines kept per entry
 EVIDENCE = "evidence"  # a multi-line pattern's group naming the lines it shows
@@ -45,19 +45,44 @@ def _ellipsis(text: str, end: int) -> bool:
     return tail.endswith(("...", "\u2026"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # by identity: one per (entry, pattern) of a compiled table
 class _Target:
+    """One pattern as the scan runs it. Its regexes are compiled on the first hit of its anchor,
+    not when the table is: a log touches a few dozen of the table's patterns, and compiling all
+    of them took seconds at every start of `rocmprov explain`."""
+
     entry: int
     pattern: int
-    regex: re.Pattern[str]
+    source: Pattern | None  # None: a status-code line marker (CODE_LINE)
     lines: int
-    width: int = _SPAN  # the longest match the regex can make (at most _SPAN)
-    # the pattern as written, where `regex` also takes a line cut after the anchor: used on a
-    # line too short to be one a terminal cut (kb/prefixes.py, cut_at_line_end)
-    whole: re.Pattern[str] | None = None
-    unless: re.Pattern[str] | None = None  # the lines around a match rule the cause out
-    near: re.Pattern[str] | None = None  # ... or must rule it in
-    around: int = 0  # how many lines either way
+    around: int = 0  # how many lines either way `unless` / `near` read
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        return _NEVER if self.source is None else self.source.compiled
+
+    @cached_property
+    def width(self) -> int:
+        """The longest match the regex can make (at most _SPAN)."""
+        return min(_SPAN, sre_parse.parse(self.regex.pattern).getwidth()[1])
+
+    @cached_property
+    def whole(self) -> re.Pattern[str] | None:
+        """The pattern as written, where `regex` also takes a line cut after the anchor: used on
+        a line too short to be one a terminal cut (kb/prefixes.py, cut_at_line_end)."""
+        if self.source is None or self.lines > 1 or self.regex.pattern == self.source.regex:
+            return None
+        return re.compile(self.source.regex)
+
+    @cached_property
+    def unless(self) -> re.Pattern[str] | None:
+        """The lines around a match rule the cause out ..."""
+        return re.compile(self.source.unless) if self.source and self.source.unless else None
+
+    @cached_property
+    def near(self) -> re.Pattern[str] | None:
+        """... or must rule it in."""
+        return re.compile(self.source.near) if self.source and self.source.near else None
 
 
 @dataclass(frozen=True, eq=False)  # hashed by identity (it is cached, and keys a cache)
@@ -94,22 +119,16 @@ def compile_table(table: Table, codes: status_codes.Codes | None = None) -> _Com
     own: dict[str, list[_Target]] = {}
     for ei, entry in enumerate(table.entries):
         for pi, pattern in enumerate(entry.patterns):
-            width = min(_SPAN, sre_parse.parse(pattern.compiled.pattern).getwidth()[1])
-            cut = pattern.lines == 1 and pattern.compiled.pattern != pattern.regex
-            whole = re.compile(pattern.regex) if cut else None
-            unless = re.compile(pattern.unless) if pattern.unless else None
-            near = re.compile(pattern.near) if pattern.near else None
-            target = _Target(ei, pi, pattern.compiled, pattern.lines, width, whole, unless, near,
-                             pattern.around)  # fmt: skip
+            target = _Target(ei, pi, pattern, pattern.lines, pattern.around)
             own.setdefault(pattern.anchor, []).append(target)
     if codes is not None:  # lines worth a look for status codes: their literals join the scan
         taken = {a[0] for a in own}
         for pi, anchor in enumerate(choose_anchors([list(r) for r in codes.anchor_runs], taken)):
             if anchor:
-                own.setdefault(anchor, []).append(_Target(CODE_LINE, pi, _NEVER, 1))
+                own.setdefault(anchor, []).append(_Target(CODE_LINE, pi, None, 1))
     anchors = sorted(own)
     # the trie returns the longest anchor at a position: a hit also fires its prefixes
-    targets = {a: tuple(t for b in anchors if a.startswith(b) for t in own[b]) for a in anchors}
+    targets = {a: tuple(t for n in range(len(a)) for t in own.get(a[: n + 1], ())) for a in anchors}
     return _Compiled(scan=re.compile(_trie_regex(anchors)), targets=targets, anchors=tuple(anchors))
 
 

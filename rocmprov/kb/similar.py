@@ -122,10 +122,13 @@ def informative(text: str) -> list[tuple[int, str]]:
 def similar(text: str, table: Table | None = None, top: int = TOP) -> list[Similar]:
     """Entries whose real texts resemble the input's informative lines, best first (at most
     `top`, each at least THRESHOLD); [] when a harmless entry resembles it as much."""
+    lines = informative(text)
+    if not lines:  # nothing looks like a problem: the index is not even built
+        return []
     table = table or load_table()
     index = _index(table)
     best: dict[int, tuple[float, int, str]] = {}
-    for number, line in informative(text):
+    for number, line in lines:
         counts = Counter(words(line))
         weights = {w: (1 + math.log(c)) * index.idf[w] for w, c in counts.items() if w in index.idf}
         if len(weights) < MIN_WORDS:

@@ -274,10 +274,11 @@ def cgroup_pids(rel: str) -> list[int]:
     return sorted(pids)
 
 
-def remove_cgroups(rel: str, timeout: float = 60.0) -> None:
+def remove_cgroups(rel: str, timeout: float = 180.0) -> None:
     """Kill what is left in the cgroups (by pid), then remove them bottom-up. A killed process
-    in uninterruptible sleep (writing back its overlay on a loaded machine) leaves only when its
-    I/O ends: waited for up to `timeout`, then LabError names the survivors."""
+    inside a system call that ends only with its I/O (writing back its overlay, a sync() on a
+    loaded machine) leaves only when the call returns: waited for up to `timeout`, then
+    LabError names the survivors."""
     deadline = time.monotonic() + timeout
     pids = cgroup_pids(rel)
     for _ in range(int(timeout / POLL_S) + 1):
@@ -653,9 +654,12 @@ class Lab:
                     *argv], check=check, timeout=timeout, input=input)
 
     # ---- stop, reset, power
-    def _stop_container(self, h: LabHost) -> None:
-        """Power the host off (clean if it can), unmount its root, drop its cgroups."""
-        if alive(h.supervisor):
+    def _stop_container(self, h: LabHost, clean: bool = True) -> None:
+        """Power the host off, unmount its root, drop its cgroups. `clean`: a poweroff the host
+        runs itself (for a disk that is kept); else every process is killed at once, for a disk
+        thrown away: a clean poweroff ends in systemd-shutdown's sync(), which waits for every
+        file system of this machine, minutes on a loaded CI machine (seen in CI, stop 43)."""
+        if alive(h.supervisor) and clean:
             signal_proc(h.supervisor, signal.SIGTERM)
             with contextlib.suppress(LabError):
                 wait_until(lambda: not alive(h.supervisor), STOP_TIMEOUT_S, f"{h.name} to stop")
@@ -688,7 +692,7 @@ class Lab:
 
     def reset(self, h: LabHost) -> LabHost:
         """Stop the host, throw its changes away, boot it pristine (same address and keys)."""
-        self._stop_container(h)
+        self._stop_container(h, clean=False)
         for sub in ("upper", "work"):
             shutil.rmtree(Path(h.dir, sub), ignore_errors=True)
         self.start_host(h)
@@ -723,7 +727,7 @@ class Lab:
 
     def _stop_one(self, h: LabHost) -> str | None:
         try:
-            self._stop_container(h)
+            self._stop_container(h, clean=False)  # its disk goes with the lab
             if os.path.exists(f"/run/netns/{h.netns}"):
                 run(["ip", "netns", "del", h.netns])
             if os.path.exists(f"/sys/class/net/{h.veth}"):  # goes with the netns, a bit later
