@@ -12,8 +12,6 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
 from rocmprov.checks.base import (
     CRITICAL,
     OK,
@@ -24,6 +22,7 @@ from rocmprov.checks.base import (
     skipped,
 )
 from rocmprov.checks.policy import Policy
+from rocmprov.data import load_yaml
 from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding, Severity
 from rocmprov.parse.amdsmi_health import HEALTH_PROBES, BadPages, GpuHealth
@@ -34,7 +33,7 @@ NOT_REPORTED = "amd-smi/sysfs did not report it on this host"
 @cache
 def thresholds() -> dict[str, Any]:
     text = resources.files("rocmprov.data").joinpath("gpu_health.yaml").read_text("utf-8")
-    return yaml.safe_load(text)
+    return load_yaml(text)
 
 
 def _sev(word: str) -> Severity:

@@ -17,6 +17,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from rocmprov.data import load_yaml
+
 SCHEMA = "rocmprov.kb-codes/1"
 # Codes that report a state, not a failure (their header says so): shown as harmless.
 NOT_FAILURES = frozenset({
@@ -146,11 +148,8 @@ def _is_bare(message: str, by_message: dict[str, Code]) -> bool:
 
 @lru_cache(maxsize=1)
 def load_codes() -> Codes:
-    import yaml
-
     text = resources.files("rocmprov.data").joinpath("kb_codes.yaml").read_text(encoding="utf-8")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it
-    return parse_codes(yaml.load(text, Loader=loader))
+    return parse_codes(load_yaml(text))
 
 
 def _line_of(text: str, pos: int, cache: list[int]) -> tuple[int, str]:

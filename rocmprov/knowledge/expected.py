@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from rocmprov.data import load_yaml
 from rocmprov.paths import playbooks_dir
 
 # os-release ID -> Ansible's distribution name and os_family (the vars files' names)
@@ -30,7 +31,7 @@ _DISTRIBUTION = {
 def _vars(role: str, name: str) -> dict[str, Any] | None:
     base = playbooks_dir() / "roles" / role / "vars" / name
     try:
-        data = yaml.safe_load(base.read_text(encoding="utf-8"))
+        data = load_yaml(base.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         return None
     return data if isinstance(data, dict) else None

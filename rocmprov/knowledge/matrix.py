@@ -20,9 +20,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
 from packaging.version import InvalidVersion, Version
 
+from rocmprov.data import load_yaml
 from rocmprov.model import Severity
 
 OK = "ok"
@@ -56,7 +56,7 @@ class Verdict:
 
 def _load(name: str) -> dict[str, Any]:
     text = resources.files("rocmprov.data").joinpath(name).read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = load_yaml(text)
     return data if isinstance(data, dict) else {}
 
 

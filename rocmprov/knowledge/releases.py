@@ -15,8 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import yaml
-
+from rocmprov.data import load_yaml
 from rocmprov.paths import playbooks_dir
 
 SCHEMA = "rocmprov.releases/1"
@@ -45,7 +44,7 @@ def load_table(path: Path | None = None) -> dict[str, Any]:
         data = f.read(MAX_TABLE_BYTES + 1)
     if len(data) > MAX_TABLE_BYTES:
         raise ValueError(f"{path}: larger than {MAX_TABLE_BYTES} bytes")
-    table = yaml.safe_load(data)
+    table = load_yaml(data)
     if not isinstance(table, dict) or table.get("schema") != SCHEMA:
         raise ValueError(f"{path}: not a {SCHEMA} table")
     return table

@@ -15,7 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
+from rocmprov.data import load_yaml
 
 _BDF = r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
 # what amdgpu's own printk wrappers put first (dev_*() with and without the driver's "amdgpu: "
@@ -71,7 +71,7 @@ def _compiled(prefix: str, message: str) -> re.Pattern[str]:
 @cache
 def catalogue() -> Catalogue:
     text = resources.files("rocmprov.data").joinpath("kernel_log.yaml").read_text("utf-8")
-    return parse_catalogue(yaml.safe_load(text))
+    return parse_catalogue(load_yaml(text))
 
 
 def parse_catalogue(data: dict[str, Any]) -> Catalogue:
