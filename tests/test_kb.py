@@ -12,10 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rocmprov.kb import Match, load_table, match
+from rocmprov.kb import table as kbtable
 from rocmprov.kb.docs import render
 from rocmprov.kb.matcher import fill
 from rocmprov.kb.scan import compile_table
 from rocmprov.kb.table import TableError, derive_anchor, parse_table
+from rocmprov.parse.datafile import load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "kb"
@@ -256,6 +258,28 @@ def test_every_pattern_of_the_table_compiles_in_every_form_the_scan_runs() -> No
         forms = (t.regex, t.whole, t.unless, t.near)
         assert all(f is None or isinstance(f, re.Pattern) for f in forms), t.source
         assert 0 < t.width <= 8192, t.source
+
+
+def test_anchors_json_was_made_from_this_table_and_gives_the_anchors_a_full_parse_chooses() -> None:
+    texts = kbtable.sources()
+    known = kbtable._known_anchors(texts)
+    assert known is not None, (
+        "rocmprov/data/kb/anchors.json is stale; run: "
+        "python -m rocmprov.kb.anchorfile > rocmprov/data/kb/anchors.json"
+    )
+    full = kbtable.parse_tables({n: load_yaml(t) for n, t in texts.items()})
+    assert known == [p.anchor for e in full.entries for p in e.patterns]
+    assert load_table() == full
+
+
+def test_a_changed_table_file_is_not_given_the_old_anchors() -> None:
+    texts = kbtable.sources()
+    name = sorted(texts)[0]
+    assert kbtable._known_anchors({**texts, name: texts[name] + "\n# an edit\n"}) is None
+    assert kbtable._known_anchors({**texts, "extra.yaml": ""}) is None
+    docs = {n: load_yaml(t) for n, t in texts.items()}
+    with pytest.raises(TableError, match=r"anchors\.json"):
+        kbtable.parse_tables(docs, ["one anchor"])
 
 
 @pytest.mark.parametrize(

@@ -22,10 +22,10 @@ from rocmprov.checks.base import (
     skipped,
 )
 from rocmprov.checks.policy import Policy
-from rocmprov.data import load_yaml
 from rocmprov.facts.host import HostFacts
 from rocmprov.model import Finding, Severity
 from rocmprov.parse.amdsmi_health import HEALTH_PROBES, BadPages, GpuHealth
+from rocmprov.parse.datafile import load_yaml
 
 NOT_REPORTED = "amd-smi/sysfs did not report it on this host"
 

@@ -17,7 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from rocmprov.data import load_yaml
+from rocmprov.parse.datafile import load_yaml
 
 SCHEMA = "rocmprov.kb-codes/1"
 # Codes that report a state, not a failure (their header says so): shown as harmless.

@@ -12,6 +12,8 @@ preferring one that starts with a rare character) unless the entry names one.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -19,14 +21,15 @@ from importlib import resources
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
-from rocmprov.data import load_yaml
 from rocmprov.kb.anchors import MIN_ANCHOR, choose_anchors, derive_anchor, regex_runs
 from rocmprov.kb.contexts import CONTEXTS
 from rocmprov.kb.prefixes import continued, cut_at_line_end
+from rocmprov.parse.datafile import load_yaml
 
 __all__ = ["MIN_ANCHOR", "derive_anchor"]
 
 SCHEMA = "rocmprov.kb/1"
+ANCHORS_SCHEMA = "rocmprov.kb-anchors/1"
 CATEGORIES = (
     "rocm", "hip", "rocr", "rocblas", "miopen", "rccl", "pytorch",
     "kernel", "firmware", "dkms", "apt", "container", "kubernetes", "wsl",
@@ -140,7 +143,9 @@ def _text(raw: dict[str, Any], key: str, where: str, required: bool = True) -> s
     return value
 
 
-def _pattern(raw: Any, where: str) -> Pattern:
+def _pattern(raw: Any, where: str, quick: bool = False) -> Pattern:
+    """One pattern. `quick`: its regex is not parsed, because its anchor is known (anchors.json,
+    made by the full parse of this very table)."""
     if isinstance(raw, str):
         raw = {"regex": raw}
     if not isinstance(raw, dict) or not isinstance(raw.get("regex"), str):
@@ -152,7 +157,7 @@ def _pattern(raw: Any, where: str) -> Pattern:
     if not 1 <= lines <= MAX_WINDOW:
         raise TableError(f"{where}: lines must be 1..{MAX_WINDOW}")
     try:  # parsed, not compiled: the scan compiles a pattern at its anchor's first hit
-        parsed = regex_runs(regex)  # (tests/test_kb.py compiles every pattern of the table)
+        parsed = [] if quick else regex_runs(regex)  # (tests/test_kb.py compiles every one)
     except re.error as exc:
         raise TableError(f"{where}: bad regex {regex!r}: {exc}") from exc
     if "(?i" in regex:
@@ -161,7 +166,7 @@ def _pattern(raw: Any, where: str) -> Pattern:
     if given is not None and (not isinstance(given, str) or "\n" in given):
         raise TableError(f"{where}: an anchor is text on one line")
     runs = [given] if given else parsed
-    if not any(len(run) >= MIN_ANCHOR for run in runs):
+    if not quick and not any(len(run) >= MIN_ANCHOR for run in runs):
         raise TableError(f"{where}: no literal of {MIN_ANCHOR}+ characters; give 'anchor'")
     context = {key: _context(raw.get(key), key, where) for key in ("unless", "near")}
     around = int(raw.get("around", 0))
@@ -169,7 +174,7 @@ def _pattern(raw: Any, where: str) -> Pattern:
         raise TableError(f"{where}: unless/near need around 1..{MAX_WINDOW} (and around needs one)")
     for key, value in context.items():
         try:
-            sre_parse.parse(value)
+            _ = quick or sre_parse.parse(value)
         except (re.error, TypeError) as exc:
             raise TableError(f"{where}: bad {key} regex {value!r}: {exc}") from exc
     return Pattern(regex=regex, anchor="", lines=lines, runs=tuple(runs), around=around, **context)
@@ -195,7 +200,7 @@ def _context(value: Any, key: str, where: str) -> str:
     return parts[0] if len(parts) == 1 else "|".join(f"(?:{p})" for p in parts)
 
 
-def _entry(raw: Any, index: int) -> Entry:
+def _entry(raw: Any, index: int, quick: bool = False) -> Entry:
     if not isinstance(raw, dict):
         raise TableError(f"entry #{index} is not a mapping")
     ident = raw.get("id")
@@ -257,7 +262,7 @@ def _entry(raw: Any, index: int) -> Entry:
         category=category,
         kind=kind,
         priority=priority,
-        patterns=tuple(_pattern(p, f"{where} pattern {i}") for i, p in enumerate(patterns)),
+        patterns=tuple(_pattern(p, f"{where} pattern {i}", quick) for i, p in enumerate(patterns)),
         cause=_text(raw, "cause", where),
         fix=_text(raw, "fix", where),
         sources=tuple(sources),
@@ -277,9 +282,11 @@ def _raw_entries(document: Any, name: str) -> list[Any]:
     return raw_entries
 
 
-def _with_anchors(entries: list[Entry]) -> tuple[Entry, ...]:
-    """Every pattern's anchor, chosen for the whole table at once (kb/anchors.py)."""
-    anchors = iter(choose_anchors([list(p.runs) for e in entries for p in e.patterns]))
+def _with_anchors(entries: list[Entry], known: list[str] | None = None) -> tuple[Entry, ...]:
+    """Every pattern's anchor, chosen for the whole table at once (kb/anchors.py), or `known`."""
+    if known is not None and len(known) != sum(len(e.patterns) for e in entries):
+        raise TableError("anchors.json does not fit the table: regenerate it")
+    anchors = iter(known or choose_anchors([list(p.runs) for e in entries for p in e.patterns]))
     return tuple(
         replace(e, patterns=tuple(replace(p, anchor=next(anchors)) for p in e.patterns))
         for e in entries
@@ -291,10 +298,13 @@ def parse_table(document: Any) -> Table:
     return parse_tables({"table": document})
 
 
-def parse_tables(documents: dict[str, Any]) -> Table:
-    """Validate the table's area documents (name -> loaded YAML) and build one table (pure)."""
+def parse_tables(documents: dict[str, Any], anchors: list[str] | None = None) -> Table:
+    """Validate the table's area documents (name -> loaded YAML) and build one table (pure).
+    `anchors`: every pattern's anchor in table order, from a full parse of these documents
+    (anchors.json): the regexes are then not parsed again."""
     raw_entries = [raw for name, doc in documents.items() for raw in _raw_entries(doc, name)]
-    entries = _with_anchors([_entry(raw, i) for i, raw in enumerate(raw_entries)])
+    quick = anchors is not None
+    entries = _with_anchors([_entry(raw, i, quick) for i, raw in enumerate(raw_entries)], anchors)
     by_id: dict[str, Entry] = {}
     for entry in entries:
         if entry.id in by_id:
@@ -307,9 +317,42 @@ def parse_tables(documents: dict[str, Any]) -> Table:
     return Table(entries=entries, by_id=by_id)
 
 
-@lru_cache(maxsize=1)
-def load_table() -> Table:
-    """The packaged troubleshooting table (rocmprov/data/kb/*.yaml), read and checked once."""
+def sources() -> dict[str, str]:
+    """The packaged table's area files: name -> text."""
     folder = resources.files("rocmprov.data").joinpath("kb")
     files = sorted((f for f in folder.iterdir() if f.name.endswith(".yaml")), key=lambda f: f.name)
-    return parse_tables({f.name: load_yaml(f.read_text(encoding="utf-8")) for f in files})
+    return {f.name: f.read_text(encoding="utf-8") for f in files}
+
+
+def source_digest(texts: dict[str, str]) -> str:
+    """What anchors.json was made from (kb/anchorfile.py): SHA-256 over the area files' names
+    and texts. Choosing anchors parses every regex of the table, ~0.6 s at each start of
+    explain or audit for the same result: a table whose files are these takes them from there."""
+    h = hashlib.sha256()
+    for name, text in sorted(texts.items()):
+        h.update(f"{len(name)}:{name}{len(text)}:".encode() + text.encode())
+    return h.hexdigest()
+
+
+def _known_anchors(texts: dict[str, str]) -> list[str] | None:
+    """anchors.json's anchors when it was made from exactly these files, else None."""
+    try:
+        raw = resources.files("rocmprov.data").joinpath("kb/anchors.json").read_text("utf-8")
+        doc = json.loads(raw)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("schema") != ANCHORS_SCHEMA:
+        return None
+    anchors = doc.get("anchors")
+    if doc.get("source") != source_digest(texts) or not isinstance(anchors, list):
+        return None
+    return anchors if all(isinstance(a, str) and a for a in anchors) else None
+
+
+@lru_cache(maxsize=1)
+def load_table() -> Table:
+    """The packaged troubleshooting table (rocmprov/data/kb/*.yaml), read and checked once; its
+    anchors from anchors.json when that was made from these very files."""
+    texts = sources()
+    documents = {name: load_yaml(text) for name, text in texts.items()}
+    return parse_tables(documents, _known_anchors(texts))

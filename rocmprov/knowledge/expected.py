@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from rocmprov.data import load_yaml
+from rocmprov.parse.datafile import load_yaml
 from rocmprov.paths import playbooks_dir
 
 # os-release ID -> Ansible's distribution name and os_family (the vars files' names)

@@ -22,8 +22,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from rocmprov.data import load_yaml
 from rocmprov.model import Severity
+from rocmprov.parse.datafile import load_yaml
 
 OK = "ok"
 WARNING = "warning"

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from rocmprov.data import load_yaml
+from rocmprov.parse.datafile import load_yaml
 from rocmprov.paths import playbooks_dir
 
 SCHEMA = "rocmprov.releases/1"

@@ -15,7 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from rocmprov.data import load_yaml
+from rocmprov.parse.datafile import load_yaml
 
 _BDF = r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
 # what amdgpu's own printk wrappers put first (dev_*() with and without the driver's "amdgpu: "
