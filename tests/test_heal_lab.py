@@ -289,7 +289,7 @@ def _resumed_by_heal(node: Node, what: str) -> None:
     NOT_RESPONDING for a moment, from a ping it sent while the restarted slurmd was down."""
     state, reason = node.show()
     assert "DRAIN" not in state and reason == "", (what, state, reason)
-    node.wait_state(lambda s: s == ("IDLE", ""), f"IDLE with {what}", timeout=10)
+    node.wait_state(lambda s: s == ("IDLE", ""), f"IDLE with {what}", timeout=60)
 
 
 def _rocmprov_audit_into(node: Node) -> None:
