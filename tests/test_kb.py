@@ -282,6 +282,15 @@ def test_a_changed_table_file_is_not_given_the_old_anchors() -> None:
         kbtable.parse_tables(docs, ["one anchor"])
 
 
+@pytest.mark.parametrize("where", ["regex", "unless"])
+def test_a_regex_that_parses_but_cannot_compile_is_a_table_error(where: str) -> None:
+    behind = r"(?<=a|bc)fault here"  # a variable-width look-behind: only the compiler says no
+    pattern = {"regex": behind} if where == "regex" else {
+        "regex": "fault here", "unless": behind, "around": 1}
+    with pytest.raises(TableError, match="bad"):
+        parse_table(_doc({"id": "t.behind", "title": "b", "patterns": [pattern]}))
+
+
 @pytest.mark.parametrize(
     ("doc_patch", "message"),
     [

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
@@ -24,6 +25,7 @@ from rocmprov.kb.matcher import analyse
 from tests.kbcases import wrapped
 
 TABLE = load_table()
+ROOT = Path(__file__).resolve().parent.parent
 MIB = 1024 * 1024
 # units repeated along one line: anchors of the scan, a status code's literal, a fact's prefix
 UNITS = ["HSA_ ", "hipError ", "gfx1030 ", "Marketing Name: AMD ", "https://", "rocblas_status_"]
@@ -71,6 +73,23 @@ def test_a_4_mib_line_is_analysed_in_seconds_not_minutes(unit: str) -> None:
     t0 = time.process_time()  # CPU time: a shared machine's load does not count
     analyse(text)
     assert time.process_time() - t0 < 5.0  # the quadratic scan took 157 s for HSA_
+
+
+def test_a_line_of_many_different_messages_builds_few_narrower_regexes() -> None:
+    """The first line of 300 of the table's real fixtures, four times, as one long line:
+    each anchor done on the line made a narrower scan regex of its own (a trie of ~1,000
+    anchors, 0.3 s each), 156 of them and a minute in all. Now the skip waits for 1,024 hits
+    skipped one by one, then twice as many, so such a line builds none or a few."""
+    fixtures = sorted((ROOT / "tests/fixtures/kb").glob("*.txt"))[:300]
+    firsts = [
+        next((x for x in f.read_text().splitlines() if len(x) > 20 and "://" not in x), "")
+        for f in fixtures
+    ]  # fmt: skip
+    text = " ".join(firsts) * 4
+    assert len(text) > kbscan._LONG and "\n" not in text
+    kbscan._narrower.cache_clear()
+    analyse(text)
+    assert kbscan._narrower.cache_info().misses <= 4, kbscan._narrower.cache_info()
 
 
 def test_an_error_at_the_end_of_an_enormous_line_is_still_found() -> None:

@@ -25,7 +25,7 @@ def anchors_document(table: Table, texts: dict[str, str]) -> dict[str, Any]:
 def main() -> int:
     texts = sources()
     table = parse_tables({name: load_yaml(text) for name, text in texts.items()})
-    print(json.dumps(anchors_document(table, texts), indent=0, ensure_ascii=False))
+    print(json.dumps(anchors_document(table, texts), indent=0))  # ASCII: any locale's stdout
     return 0
 
 

@@ -29,7 +29,11 @@ MAX_COUNT = 1000  # occurrences counted per entry; past that the entry's anchors
 MAX_LINE = 4000  # characters of a line kept as evidence
 _SPAN = 8192  # a match is at most this long: how far around a hit a regex looks
 _CHUNK = 4096  # searched past a hit's own reach, so that the next hits on the line are skipped
-_LONG = 65536  # a line this long gets its repeated anchors skipped by a narrower regex
+_LONG = 65536  # a line this long gets its repeated anchors skipped by a narrower regex ...
+# ... once this many of its hits were skipped one by one, then again after twice as many: a
+# narrower regex costs a trie of every other anchor (~0.3 s), and a line of 300 different
+# messages made one at each anchor done (156 on a 100 KB line, a minute in all)
+_SKIPS = 1024
 _LEAD = 100  # characters of an enormous line shown before its match
 _AROUND = 1024  # characters per line of context a pattern's unless/near reads
 CODE_LINE = -1  # a scan target that marks a line for the status-code look-up
@@ -238,6 +242,7 @@ def scan(
     search = compiled.scan.search
     line_no, counted_to = 1, 0
     start, end = 0, -1  # the current line's bounds: found once per line, not once per hit
+    skipped, jump_at = 0, _SKIPS  # hits of done anchors skipped on the line; when to jump
     hit = search(text)
     while hit is not None:
         pos = hit.start()
@@ -248,11 +253,14 @@ def scan(
             nxt = text.find("\n", pos)
             end = len(text) if nxt < 0 else nxt
             done_on_line.clear()
+            skipped, jump_at = 0, _SKIPS
         anchor = hit.group()
         if anchor in done_on_line:  # every target of it is done for this line
             hit = search(text, pos + 1)
-            if hit is not None and hit.start() < end and end - pos > _LONG:
-                # an anchor repeated along an enormous line: skip its hits there in C
+            skipped += 1
+            if hit is not None and hit.start() < end and end - pos > _LONG and skipped >= jump_at:
+                # anchors repeated along an enormous line: skip their hits there in C
+                jump_at *= 2
                 rest = _narrower(compiled, frozenset(full), frozenset(done_on_line))
                 hit = rest.search(text, pos + 1, end) if rest is not None else None
                 hit = hit or search(text, end)

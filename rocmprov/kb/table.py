@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
-from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
 from rocmprov.kb.anchors import MIN_ANCHOR, choose_anchors, derive_anchor, regex_runs
@@ -156,8 +155,11 @@ def _pattern(raw: Any, where: str, quick: bool = False) -> Pattern:
     lines = int(raw.get("lines", 1))
     if not 1 <= lines <= MAX_WINDOW:
         raise TableError(f"{where}: lines must be 1..{MAX_WINDOW}")
-    try:  # parsed, not compiled: the scan compiles a pattern at its anchor's first hit
-        parsed = [] if quick else regex_runs(regex)  # (tests/test_kb.py compiles every one)
+    try:  # the scan compiles a pattern at its anchor's first hit; a table read in full is
+        # checked here, so a regex that parses but cannot compile is a TableError, not a
+        # re.error from match() (the packaged table: tests/test_kb.py compiles every form)
+        parsed = [] if quick else regex_runs(regex)
+        _ = quick or _compile(regex, lines > 1)
     except re.error as exc:
         raise TableError(f"{where}: bad regex {regex!r}: {exc}") from exc
     if "(?i" in regex:
@@ -174,7 +176,7 @@ def _pattern(raw: Any, where: str, quick: bool = False) -> Pattern:
         raise TableError(f"{where}: unless/near need around 1..{MAX_WINDOW} (and around needs one)")
     for key, value in context.items():
         try:
-            _ = quick or sre_parse.parse(value)
+            _ = quick or re.compile(value)
         except (re.error, TypeError) as exc:
             raise TableError(f"{where}: bad {key} regex {value!r}: {exc}") from exc
     return Pattern(regex=regex, anchor="", lines=lines, runs=tuple(runs), around=around, **context)
@@ -355,4 +357,10 @@ def load_table() -> Table:
     anchors from anchors.json when that was made from these very files."""
     texts = sources()
     documents = {name: load_yaml(text) for name, text in texts.items()}
-    return parse_tables(documents, _known_anchors(texts))
+    known = _known_anchors(texts)
+    if known is not None:
+        try:
+            return parse_tables(documents, known)
+        except TableError:  # an anchors.json edited by hand: choose them again
+            pass
+    return parse_tables(documents)

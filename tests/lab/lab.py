@@ -315,6 +315,16 @@ def _describe(pids: Sequence[int]) -> str:
     return ", ".join(out)
 
 
+def nspawn_locks(h: LabHost) -> list[Path]:
+    """The lock files systemd-nspawn takes on a host's root directory: `.#root.lck` beside it and
+    /run/systemd/nspawn/locks/inode-DEV:INO of the (mounted) directory it booted."""
+    locks = [Path(h.dir, ".#root.lck")]
+    with contextlib.suppress(OSError):
+        st = os.stat(h.root)
+        locks.append(Path(f"/run/systemd/nspawn/locks/inode-{st.st_dev}:{st.st_ino}"))
+    return locks
+
+
 def ip_families() -> list[str]:
     return ["-4", "-6"] if Path("/proc/net/if_inet6").exists() else ["-4"]
 
@@ -668,6 +678,7 @@ class Lab:
         remove_cgroups(self.host_cgroup(h))
         wait_until(lambda: not alive(h.supervisor), 10, f"supervisor of {h.name} to go")
         h.supervisor = None
+        locks = nspawn_locks(h)  # nspawn removes them on a clean exit, not when killed
         for _ in range(25):
             if not mounted(h.root):
                 break
@@ -678,6 +689,8 @@ class Lab:
         for leftover in (f"/run/systemd/nspawn/propagate/{h.name}",
                          f"/run/systemd/nspawn/unix-export/{h.name}"):
             shutil.rmtree(leftover, ignore_errors=True)
+        for lock in locks:
+            lock.unlink(missing_ok=True)
 
     def stop_host(self, h: LabHost) -> None:
         """Power a host off, keeping its disk (start_host boots it again as it was)."""
@@ -766,6 +779,7 @@ class Lab:
         left += [f"cgroup {d}" for d in cgroup_dirs(f"{CGROUP_TOP}/lab{number}") if d.exists()]
         left += [f"dir {d}" for h in hosts for d in (f"/run/systemd/nspawn/propagate/{h.name}",)
                  if os.path.exists(d)]
+        left += [f"lock {f}" for h in hosts if (f := Path(h.dir, ".#root.lck")).exists()]
         rules = run(["ip", "rule", "list"], check=False).stdout
         left += [f"rule {r.strip()}" for r in rules.splitlines()
                  if f"iif {BRIDGE_PREFIX}{number} " in r + " "]
