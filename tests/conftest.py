@@ -34,7 +34,9 @@ LAB_FIXTURES = frozenset(("lab", "make_lab", "clean_host", "amd_mirror", "lab_av
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Files marked `long` run first, then the other files whose tests boot lab hosts.
-    pytest-xdist (--dist loadfile) hands files to workers in this order, so the long, mostly
+    pytest-xdist (--dist loadfile --no-loadscope-reorder: by default, xdist 3.6 and later
+    reorder the files by their number of tests, which put these last) hands files to workers
+    in this order, so the long, mostly
     waiting lab files start at once on every worker and the many short in-process files fill
     the gaps at the end, instead of one worker finishing a long file alone while the others
     idle."""
