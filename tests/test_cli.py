@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -113,7 +113,11 @@ def test_help_is_fast() -> None:
         pytest.skip("console script not on PATH (package not installed)")
     import subprocess
 
-    start = time.monotonic()
+    before = os.times()
     subprocess.run([exe, "--help"], capture_output=True, check=True)
-    # generous bound: a regression to importing ansible at start-up takes seconds
-    assert time.monotonic() - start < 3.0
+    after = os.times()
+    # its CPU time (a loaded CI machine's wait does not count); generous: a regression to
+    # importing ansible at start-up takes seconds
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system)
+    assert cpu < 3.0, cpu

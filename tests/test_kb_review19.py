@@ -136,6 +136,6 @@ def test_a_long_line_of_missing_tool_messages_is_read_in_linear_time() -> None:
     import time
 
     text = "nvidia-smi: not found " * 8000 + "\n"
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a loaded CI machine's wait does not count
     assert contexts.NVIDIA_MACHINE.search(text) is None
-    assert time.perf_counter() - start < 3.0
+    assert time.process_time() - start < 3.0
