@@ -145,6 +145,10 @@ def _with_cpu_torch(lab: Lab, host: LabHost) -> str:
 
 @pytest.mark.lab
 def test_lab_hosts_without_torch_report_it(lab: Lab) -> None:
+    # pristine hosts: the worker's lab is shared by files, and one that ran before may have
+    # left torch on a host (seen in a CI run: /opt/rocmprov/torch-venv on rpv7-h03)
+    for h in lab.hosts:
+        lab.reset(h)
     run = rocmprov("verify", str(lab.inventory), "--format", "json")
     doc = json.loads(run.stdout)
     assert run.rc == 2
