@@ -159,7 +159,8 @@ def _pattern(raw: Any, where: str, quick: bool = False) -> Pattern:
         # checked here, so a regex that parses but cannot compile is a TableError, not a
         # re.error from match() (the packaged table: tests/test_kb.py compiles every form)
         parsed = [] if quick else regex_runs(regex)
-        _ = quick or _compile(regex, lines > 1)
+        if not quick:
+            _compile(regex, lines > 1)
     except re.error as exc:
         raise TableError(f"{where}: bad regex {regex!r}: {exc}") from exc
     if "(?i" in regex:
@@ -174,9 +175,9 @@ def _pattern(raw: Any, where: str, quick: bool = False) -> Pattern:
     around = int(raw.get("around", 0))
     if any(context.values()) != (1 <= around <= MAX_WINDOW):
         raise TableError(f"{where}: unless/near need around 1..{MAX_WINDOW} (and around needs one)")
-    for key, value in context.items():
+    for key, value in context.items() if not quick else ():
         try:
-            _ = quick or re.compile(value)
+            re.compile(value)
         except (re.error, TypeError) as exc:
             raise TableError(f"{where}: bad {key} regex {value!r}: {exc}") from exc
     return Pattern(regex=regex, anchor="", lines=lines, runs=tuple(runs), around=around, **context)

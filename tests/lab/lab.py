@@ -779,7 +779,7 @@ class Lab:
         left += [f"cgroup {d}" for d in cgroup_dirs(f"{CGROUP_TOP}/lab{number}") if d.exists()]
         left += [f"dir {d}" for h in hosts for d in (f"/run/systemd/nspawn/propagate/{h.name}",)
                  if os.path.exists(d)]
-        left += [f"lock {f}" for h in hosts if (f := Path(h.dir, ".#root.lck")).exists()]
+        left += [f"lock {f}" for h in hosts for f in nspawn_locks(h) if f.exists()]
         rules = run(["ip", "rule", "list"], check=False).stdout
         left += [f"rule {r.strip()}" for r in rules.splitlines()
                  if f"iif {BRIDGE_PREFIX}{number} " in r + " "]
