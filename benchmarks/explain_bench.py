@@ -1,10 +1,12 @@
 """Throughput of `rocmprov explain`'s matcher over a 100 MB log (not a timed test).
 
     python benchmarks/explain_bench.py [--mb 100] [--seed 7] [--error-rate 0.001]
+    python benchmarks/explain_bench.py --one-line 4
 
 Builds a seeded log of benign noise (kernel, systemd, training-loop lines) with real error
 lines from tests/fixtures/kb mixed in, then times `match()` over the whole table three times
-and prints the median MB/s.
+and prints the median MB/s. `--one-line MIB` times `analyse()` (explain's whole pass) on one
+line of MIB MiB made of every fixture's first line (issue 28: a 4 MiB line in under 1 s).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import time
 from pathlib import Path
 
 from rocmprov.kb import load_table, match
+from rocmprov.kb.matcher import analyse
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "kb"
 
@@ -61,13 +64,42 @@ def build_log(megabytes: int, seed: int, error_rate: float) -> str:
     return "\n".join(parts) + "\n"
 
 
+def one_line(mib: float) -> str:
+    """Every fixture's first line of over 20 characters (not a URL), joined, repeated to size."""
+    firsts = []
+    for path in sorted(FIXTURES.glob("*.txt")):
+        body = path.read_text(encoding="utf-8").partition("\n---\n")[2]
+        firsts.append(next((x for x in body.splitlines() if len(x) > 20 and "://" not in x), ""))
+    block = " ".join(firsts)
+    size = int(mib * 1024 * 1024)
+    return (block * (size // len(block) + 1))[:size]
+
+
+def time_one_line(mib: float, runs: int) -> int:
+    text = one_line(mib)
+    analyse("warm up")
+    times, cpu = [], []
+    for _ in range(runs):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        found = analyse(text).matches
+        times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    print(f"one line of {mib:g} MiB, {len(found)} entries found")
+    print(f"runs: {', '.join(f'{t:.2f}s' for t in times)}")
+    print(f"median: {statistics.median(times):.2f} s wall, {statistics.median(cpu):.2f} s CPU")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=100)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--error-rate", type=float, default=0.001)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--one-line", type=float, metavar="MIB", help="time one line instead")
     args = parser.parse_args()
+    if args.one_line:
+        return time_one_line(args.one_line, args.runs)
     table = load_table()
     text = build_log(args.mb, args.seed, args.error_rate)
     size_mb = len(text.encode("utf-8")) / 1e6

@@ -27,6 +27,7 @@ from tests.kbcases import wrapped
 TABLE = load_table()
 ROOT = Path(__file__).resolve().parent.parent
 MIB = 1024 * 1024
+FIXTURES = ROOT / "tests" / "fixtures" / "kb"
 # units repeated along one line: anchors of the scan, a status code's literal, a fact's prefix
 UNITS = ["HSA_ ", "hipError ", "gfx1030 ", "Marketing Name: AMD ", "https://", "rocblas_status_"]
 
@@ -90,6 +91,51 @@ def test_a_line_of_many_different_messages_builds_few_narrower_regexes() -> None
     kbscan._narrower.cache_clear()
     analyse(text)
     assert kbscan._narrower.cache_info().misses <= 4, kbscan._narrower.cache_info()
+
+
+def _mixed_line(size: int) -> str:
+    """The first line of every fixture of the table, joined into one line of `size` characters."""
+    bodies = [f.read_text().partition("\n---\n")[2] for f in sorted(FIXTURES.glob("*.txt"))]
+    firsts = [
+        next((x for x in b.splitlines() if len(x) > 20 and "://" not in x), "") for b in bodies
+    ]
+    block = " ".join(firsts)
+    return (block * (size // len(block) + 1))[:size]
+
+
+class _Widest(_Counting):
+    """Keeps the widest stretch one multi-line search (finditer) was given."""
+
+    def search(self, text: str, lo: int = 0, hi: int | None = None) -> Any:
+        return self.regex.search(text, lo, len(text) if hi is None else hi)
+
+    def finditer(self, text: str, lo: int = 0, hi: int | None = None) -> Any:
+        self.tally[0] = max(self.tally[0], (len(text) if hi is None else hi) - lo)
+        return self.regex.finditer(text, lo, len(text) if hi is None else hi)
+
+
+def test_a_multi_line_pattern_reads_one_span_either_way_of_its_hit_on_an_enormous_line() -> None:
+    """A multi-line pattern's window on an enormous line went on to its "next lines" within the
+    same line: 40 lines * _SPAN (327 KB) either way, where one pattern's regex took 1.2 s.
+    A match whose line is longer than _SPAN is not found anyway, so the window stops there."""
+    widest = [0]
+    compiled = kbscan.compile_table(TABLE, load_codes())
+    text = _mixed_line(MIB)
+    kbscan.scan(text, wrapped(compiled, lambda r: _Widest(r, widest), "regex"), {})
+    assert 0 < widest[0] <= 2 * kbscan._SPAN, widest[0]
+
+
+def test_a_4_mib_line_of_the_tables_own_messages_is_analysed_in_seconds() -> None:
+    """4 MiB of the fixtures' messages on one line took 10.7 s of CPU (30 s on a loaded
+    machine): the window above, an Ollama pattern whose optional groups retried every pair of
+    their occurrences, a library-name repeat tried inside every word. Now about 1.5 s on a
+    slow 2-core machine (docs/benchmarks.md)."""
+    analyse("warm up")
+    text = _mixed_line(4 * MIB)
+    t0 = time.process_time()
+    found = analyse(text).matches
+    assert time.process_time() - t0 < 5.0
+    assert len(found) > 100  # the messages are still found
 
 
 def test_an_error_at_the_end_of_an_enormous_line_is_still_found() -> None:

@@ -166,8 +166,14 @@ class Found:
 
 def _window(text: str, start: int, end: int, extra: int, reach: int) -> tuple[int, int]:
     """Extend a line's bounds by `extra` lines before and after, looking at most `reach`
-    characters beyond them (an enormous neighbouring line is cut there)."""
+    characters beyond them (an enormous neighbouring line is cut there). A bound that already
+    cuts its own line (an enormous one) stays: a match reaching past it would hold a line longer
+    than _SPAN, and reading on to the next lines cost a regex 40 lines * _SPAN of one line."""
     floor, ceiling = max(0, start - reach), min(len(text), end + reach)
+    if start > 0 and text[start - 1] != "\n":
+        floor = start
+    if end < len(text) and text[end] != "\n":
+        ceiling = end
     for _ in range(extra):
         if start <= floor:
             break
@@ -302,9 +308,10 @@ def scan(
                 if key in searched:
                     continue
                 searched.add(key)
-                reach = target.lines * _SPAN
-                lo, hi = _window(text, max(start, pos - reach), min(end, pos + reach),
-                                 target.lines - 1, reach)  # fmt: skip
+                # each line of a match is at most _SPAN long, the anchor's own line too: an
+                # enormous line gives the regex _SPAN either way of the hit, not lines * _SPAN
+                lo, hi = _window(text, max(start, pos - _SPAN), min(end, pos + _SPAN),
+                                 target.lines - 1, target.lines * _SPAN)  # fmt: skip
                 for m in target.regex.finditer(text, lo, hi):
                     if m.start() > pos:
                         break
