@@ -57,7 +57,7 @@ def _rocmprov(*args: str, timeout: float = 400) -> subprocess.CompletedProcess[s
     )
 
 
-def _drain_by_the_gate(node: Node, *drain: str) -> str:
+def _drain_by_the_gate(node: Node, *drain: str, state: str = "IDLE+DRAIN") -> str:
     """A real audit of the node (over SSH) judged by the gate in the node: it drains."""
     audit = _rocmprov(
         "audit",
@@ -75,8 +75,8 @@ def _drain_by_the_gate(node: Node, *drain: str) -> str:
     flags = [w for p in drain for w in ("--drain", p)]
     cp = node.lab.exec(node.host, [*GATE, "--result", "/root/audit.json", *flags], check=False)
     assert cp.returncode == 0 and "action=drain" in cp.stderr, cp.stderr
-    state, reason = node.show()
-    assert state == "IDLE+DRAIN" and reason.startswith("rocmprov: "), (state, reason)
+    now, reason = node.show()
+    assert now == state and reason.startswith("rocmprov: "), (now, reason)
     return reason
 
 
@@ -123,6 +123,35 @@ def test_a_dropped_group_is_fixed_and_the_node_resumed_without_a_human(
     assert f'rocmprov_heal_escalated{{node="{node.name}"}} 0' in metrics
     again = _heal(node, tmp_path, "--drain", "user.groups")  # a node in service: nothing
     assert again.returncode == 0 and node.show() == ("IDLE", ""), again.stderr
+
+
+def test_a_node_still_running_a_job_waits_then_is_fixed_once_idle(
+    node: Node, tmp_path: Path
+) -> None:
+    """The gate drained a node while a job still runs on it (Slurm's DRAINING, shown as
+    ALLOCATED+DRAIN): heal touches nothing there and says `waiting` (exit 1); once the job has
+    ended, the next run fixes the node and resumes it."""
+    node.sh("gpasswd", "-d", "admin", "render")
+    job = node.sh("sbatch", "--parsable", "-w", node.name, "--wrap", "sleep 900").strip()
+    try:
+        node.wait_state(lambda s: s[0].startswith("ALLOCATED"), "the job to start", timeout=60)
+        _drain_by_the_gate(node, "user.groups", state="ALLOCATED+DRAIN")
+        first = _heal(node, tmp_path, "--drain", "user.groups", "--format", "json")
+        assert first.returncode == 1, first.stderr
+        (result,) = json.loads(first.stdout)["nodes"]
+        assert result["outcome"] == "waiting", result
+        assert "jobs still run" in result["why"], result
+        assert "render" not in node.sh("id", "-nG", "admin").split()  # nothing fixed
+        state, reason = node.show()
+        assert state == "ALLOCATED+DRAIN" and reason.startswith("rocmprov: user.groups"), state
+    finally:
+        node.sh("scancel", job, check=False)
+    node.wait_state(lambda s: s[0] == "IDLE+DRAIN", "the job to end", timeout=60)
+    second = _heal(node, tmp_path, "--drain", "user.groups", "--format", "json")
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout)["nodes"][0]["outcome"] == "resumed"
+    assert "render" in node.sh("id", "-nG", "admin").split()
+    node.wait_state(lambda s: s == ("IDLE", ""), "resume by heal")
 
 
 def test_a_fix_that_does_not_take_is_tried_max_attempts_times_then_escalated(
