@@ -2,7 +2,9 @@
 
 The same error reaches `explain` with another log prefix (or none), cut to a terminal's width,
 wrapped at a terminal's width, logged as one JSON string, quoted, indented or with a web page's
-spacing (no-break spaces, runs of spaces), or with other values where the fixture has one
+spacing (no-break spaces, runs of spaces), with a web page's typography (curly quotes, "--" as
+an en dash; HTML escapes when copied from a page's source), with a terminal's colour codes (and
+with their ESC lost, as a paste often shows them), or with other values where the fixture has one
 machine's: another gfx target, PCI address,
 ROCm or package version, user's home, process id or address. An entry whose pattern fails on
 such a variant hard-codes a varying value or requires optional context.
@@ -120,6 +122,25 @@ def other_values(text: str, keep: tuple[str, ...] = ()) -> Iterator[tuple[str, s
             yield name, changed
 
 
+def smart_quotes(line: str) -> str:
+    """Straight quotes as a blog or forum renders them (SmartyPants, WordPress's wptexturize):
+    an opening one after a space or bracket, a closing one elsewhere; "--" as an en dash."""
+    line = line.replace("--", "\u2013")
+    line = re.sub(r"(^|[\s(\[{])'", "\\1\u2018", line).replace("'", "\u2019")
+    return re.sub(r'(^|[\s(\[{])"', "\\1\u201c", line).replace('"', "\u201d")
+
+
+def coloured(line: str, esc: str = "\x1b") -> str:
+    """A line as a coloured terminal prints it: its first word bold red, the rest reset."""
+    head, sep, rest = line.partition(" ")
+    return f"{esc}[1;31m{head}{esc}[0m{sep}{rest}" if head else line
+
+
+def html_escaped(line: str) -> str:
+    return (line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("'", "&#39;"))  # fmt: skip
+
+
 def variants(text: str, anchors: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """The variants of `text` that change it. A line cut at a terminal's width is one only when
     every one of `anchors` (the literals the entry's patterns are found by) found in the text
@@ -151,4 +172,10 @@ def variants(text: str, anchors: tuple[str, ...] = ()) -> list[tuple[str, str]]:
             _lines(bare, lambda line: line.replace(" ", "\u00a0", 3).replace(" ", "  ")),
         )
     )
+    typed = [("web-typography", smart_quotes), ("html-escaped", html_escaped),
+             ("terminal-colour", coloured), ("terminal-colour-no-esc", lambda x: coloured(x, ""))]
+    for name, change in typed:  # fmt: skip
+        changed = _lines(bare, change)
+        if changed != bare:
+            out.append((name, changed))
     return out

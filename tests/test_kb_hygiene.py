@@ -1,14 +1,16 @@
 """Pattern hygiene (issue 28, item 1): every entry still ranks first on variants of its own
 fixture that a user may paste instead (its matched lines alone, without the lines around them;
 tests/kbvariants.py: log prefixes stripped and added, lines wrapped at 120 and 80 columns,
-logged as one JSON string, quoted, indented or with a web page's spacing,
+logged as one JSON string, quoted, indented or with a web page's spacing or typography (curly
+quotes, dashes), HTML-escaped, with a terminal's colour codes (with and without their ESC),
 lines cut at 120 and 80 columns after the message's distinctive words, other gfx targets, PCI
 addresses, versions, paths, addresses and process ids). A pattern that hard-codes a varying
 value or requires optional context fails here with the entry's id and the variant's name.
 
 The matcher's own help: a multi-line pattern allows a log prefix on each later line, a
 single-line one a line cut after its anchor (rocmprov/kb/prefixes.py), and lines a terminal
-wrapped at its width are joined back and spacing is made plain (rocmprov/kb/reflow.py).
+wrapped at its width are joined back, spacing is made plain and a page's or a terminal's marks
+are put back (rocmprov/kb/reflow.py).
 """
 
 from __future__ import annotations
@@ -109,3 +111,8 @@ def test_the_generator_makes_the_variants_it_promises() -> None:
         names["json-escaped"].startswith('{"log": "amdgpu 0000:03:00.0')
         and "\n" not in names["json-escaped"]
     )
+    quoted = dict(variants("E: it's \"rocm\" -- <x> & y", ()))
+    assert quoted["web-typography"] == "E: it\u2019s \u201crocm\u201d \u2013 <x> & y"
+    assert quoted["html-escaped"] == "E: it&#39;s &quot;rocm&quot; -- &lt;x&gt; &amp; y"
+    assert quoted["terminal-colour"].startswith("\x1b[1;31mE:\x1b[0m it")
+    assert quoted["terminal-colour-no-esc"].startswith("[1;31mE:[0m it")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rocmprov.kb.matcher import analyse
-from rocmprov.kb.reflow import loosen, plain_spacing, unescape, unwrap
+from rocmprov.kb.reflow import loosen, plain_marks, plain_spacing, unescape, unwrap
 
 # the message starts at column 70: a terminal 80 columns wide cuts it in two
 ERROR = "p" * 70 + "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"
@@ -105,3 +105,32 @@ def test_evidence_of_the_second_pass_names_each_original_line_once() -> None:
     text = '{"log":"' + message + "\\n" + message + '"}\n'
     (hit,) = [m for m in analyse(text).matches if m.id == "hip.invalid-device-function"]
     assert hit.lines == (1,) and len(hit.evidence) == 1
+
+
+def test_plain_marks_puts_back_what_a_page_or_a_terminal_changed_and_keeps_the_lines() -> None:
+    # typography as WordPress's wptexturize and SmartyPants write it, HTML escapes, and a
+    # terminal's SGR colour codes, with and without their ESC byte
+    text = (
+        "\x1b[1;31mE:\x1b[0m Unable to locate package \u201crocm\u201d\n"
+        "[1;31mERROR:[0m don\u2019t use \u2013force\u2026\n"
+        "&quot;hip&quot; &lt;x&gt; &amp; &#39;y&#39; &#10;"
+    )
+    assert plain_marks(text) == (
+        'E: Unable to locate package "rocm"\n'
+        "ERROR: don't use --force...\n"
+        "\"hip\" <x> & 'y' &#10;"  # an escaped line break stays escaped: lines do not move
+    )
+    assert plain_marks("[drm] plain text [0] a[i]") == "[drm] plain text [0] a[i]"
+
+
+def test_an_error_copied_from_a_rendered_page_or_a_coloured_terminal_is_found() -> None:
+    plain = "E: Unable to locate package rocm-hip-sdk"
+    expected = analyse(plain).matches[0].id
+    for text in (
+        "\x1b[1;31mE:\x1b[0m Unable to locate package rocm-hip-sdk",
+        "[1;31mE:[0m Unable to locate package rocm-hip-sdk",
+    ):
+        assert analyse(text).matches[0].id == expected, text
+    quoted = "ModuleNotFoundError: No module named \u2018amdsmi\u2019"
+    assert analyse(quoted).matches[0].id == analyse(quoted.replace("\u2018", "'").replace(
+        "\u2019", "'")).matches[0].id

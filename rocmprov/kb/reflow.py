@@ -13,12 +13,16 @@ non-breaking or other Unicode spaces, tabs or runs of spaces where the program p
 and a Markdown quote (`> `) or an indentation before each line. `plain_spacing` makes every
 run of spaces one ASCII space and drops the quote marks and indentation, line by line (line
 numbers stay). A message logged as an escaped string (JSON logs, a Python exception's repr)
-arrives on one line with `\\n` between its lines: `unescape` puts them back. `loosen` does all
-of it.
+arrives on one line with `\\n` between its lines: `unescape` puts them back. A message copied
+from a rendered page has its typography (curly quotes, an en dash for "--", an ellipsis for
+"..."), from a page's source its HTML escapes, from a coloured terminal its colour codes (often
+with their ESC byte lost on the way): `plain_marks` puts the program's plain text back, line by
+line. `loosen` does all of it.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from array import array
 from collections.abc import Iterable
@@ -33,6 +37,16 @@ _INDENT = re.compile(r"^[ \t]+", re.MULTILINE)
 # an escaped string's \n, \r\n, \t, \", \', \\ and \uXXXX (one pass: \\n is a backslash and an n)
 _ESCAPE = re.compile(r"\\(?:r\\n|[nt\"'\\]|u[0-9a-fA-F]{4})")
 _ESCAPED = {"n": "\n", "t": "\t", '"': '"', "'": "'", "\\": "\\"}
+# a terminal's control sequences (CSI), and its colour codes (SGR) when the ESC byte was lost
+_TERMINAL = re.compile(r"\x1b\[[0-?]{0,32}[ -/]{0,4}[@-~]|\x1b|\[\d{1,3}(?:;\d{1,3}){0,7}m")
+_ENTITY = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z]{2,8});")
+_TYPOGRAPHY = str.maketrans({
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+    "\u2013": "--", "\u2014": "--", "\u2010": "-", "\u2011": "-", "\u2212": "-",
+    "\u2026": "...",
+})  # fmt: skip
+_MARKS = re.compile("[\x1b&" + re.escape("".join(map(chr, _TYPOGRAPHY))) + "]|\\[\\d")
 WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
 MAX_RUN = 40  # lines joined into one, at most (a message, not a whole log)
 
@@ -68,6 +82,20 @@ def unwrap(text: str) -> tuple[str, array[int]]:
         starts.append(i + 1)
         i = j + 1
     return ("\n".join(out), starts) if changed else (text, _lines())
+
+
+def _entity(m: re.Match[str]) -> str:
+    plain = html.unescape(m.group())
+    return m.group() if plain in ("\n", "\r") else plain  # a line break stays where it was
+
+
+def plain_marks(text: str) -> str:
+    """A terminal's colour codes dropped, HTML escapes and a web page's typography (curly
+    quotes, dashes, ellipsis) back to the plain characters a program prints. Lines stay where
+    they were. The text itself when it holds none of them."""
+    if _MARKS.search(text) is None:
+        return text
+    return _ENTITY.sub(_entity, _TERMINAL.sub("", text)).translate(_TYPOGRAPHY)
 
 
 def plain_spacing(text: str) -> str:
@@ -118,7 +146,7 @@ def loosen(text: str) -> list[tuple[str, array[int]]]:
     of its lines, or empty when they did not move). From the text and, when it holds escaped
     newlines, from it `unescape`d: `unwrap` of the lines without their quote marks (terminal
     output pasted into a quote) and, for a quoted text, of the lines as they are (a quote
-    wrapped with its marks), each then `plain_spacing`."""
+    wrapped with its marks), each then `plain_marks` and `plain_spacing`."""
     bases = [(text, _lines())]
     unescaped, lines = unescape(text)
     if lines:
@@ -128,7 +156,7 @@ def loosen(text: str) -> list[tuple[str, array[int]]]:
         unquoted = _QUOTE.sub("", base)
         ways = [unwrap(unquoted)] + ([unwrap(base)] if unquoted != base else [])
         for joined, starts in ways:
-            plain = plain_spacing(joined)
+            plain = plain_spacing(plain_marks(joined))  # after unwrap: a mark changes widths
             if plain != text and all(plain != seen for seen, _ in out):
                 out.append((plain, _through(starts, base_lines)))
     return out
