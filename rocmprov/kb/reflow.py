@@ -26,6 +26,7 @@ import html
 import re
 from array import array
 from collections.abc import Iterable
+from functools import lru_cache
 from itertools import repeat
 
 # no-break, en/em and other Unicode spaces, tabs; a run of them (or of plain spaces) is one space
@@ -84,9 +85,25 @@ def unwrap(text: str) -> tuple[str, array[int]]:
     return ("\n".join(out), starts) if changed else (text, _lines())
 
 
-def _entity(m: re.Match[str]) -> str:
-    plain = html.unescape(m.group())
-    return m.group() if plain in ("\n", "\r") else plain  # a line break stays where it was
+# the escapes a page's source holds most, put back in C (none of them is inside an escaped
+# "&amp;...", so the order is safe); "&amp;" itself last, in one pass with any rarer one
+_COMMON = (("&quot;", '"'), ("&#34;", '"'), ("&#39;", "'"), ("&#x27;", "'"), ("&apos;", "'"),
+           ("&lt;", "<"), ("&gt;", ">"), ("&nbsp;", " "))  # fmt: skip
+_RARE_ENTITY = re.compile(r"&(?!amp;)(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z]{2,8});")
+
+
+@lru_cache(maxsize=256)
+def _unescaped_entity(entity: str) -> str:
+    plain = html.unescape(entity)
+    return entity if plain in ("\n", "\r") else plain  # a line break stays where it was
+
+
+def _entities(text: str) -> str:
+    for escaped, plain in _COMMON:
+        text = text.replace(escaped, plain)
+    if _RARE_ENTITY.search(text) is None:
+        return text.replace("&amp;", "&")
+    return _ENTITY.sub(lambda m: _unescaped_entity(m.group()), text)
 
 
 def plain_marks(text: str) -> str:
@@ -95,7 +112,8 @@ def plain_marks(text: str) -> str:
     they were. The text itself when it holds none of them."""
     if _MARKS.search(text) is None:
         return text
-    return _ENTITY.sub(_entity, _TERMINAL.sub("", text)).translate(_TYPOGRAPHY)
+    text = _TERMINAL.sub("", text)
+    return (_entities(text) if "&" in text else text).translate(_TYPOGRAPHY)
 
 
 def plain_spacing(text: str) -> str:
