@@ -1,8 +1,8 @@
 """Log prefixes on the continuation lines of a multi-line pattern. Pure.
 
 A message of several lines reaches `explain` with each line prefixed the same way when it went
-through a log (the journal, dmesg, a timestamped service log) and bare when pasted from a
-terminal. A table pattern is written from one report's text; `continued(regex)` lets every
+through a log (the journal, dmesg, a timestamped service log, torchrun's per-rank output, docker
+compose's or kubectl's per-container logs) and bare when pasted from a terminal. A table pattern is written from one report's text; `continued(regex)` lets every
 line break of it (`\\n` outside a character class) be followed by one such prefix, so that the
 pattern does not require, nor fail on, the prefix its report happened to have. The prefix is
 possessive (`?+`): taken whole when it is there, so that a `[^\n]*` after the break cannot take
@@ -20,6 +20,9 @@ LOG_PREFIX = (
     r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?:? ?"  # ISO time
     r"(?:(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL):? )?"  # and its level
     r"|\((?:\w+ )*pid=\d+\) "  # (VllmWorker rank=0 pid=12)
+    r"|\[(?:rank|default)\d{1,5}\]: ?"  # torchrun's per-rank prefix: [rank0]:, [default0]:
+    r"|[\w.-]{1,64}[-_]\d+ +\| "  # docker compose's service prefix: ollama-1  |
+    r"|\[pod/[^\]\s]{1,200}\] "  # kubectl logs --prefix: [pod/vllm-0/vllm]
     r")"
 )
 
