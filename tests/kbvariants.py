@@ -39,6 +39,9 @@ ADDED = {
     "journal": "Dec  4 01:42:07 node17 kernel: ",
     "iso-level": "2026-12-04T01:42:07.123Z ERROR ",
     "pid": "(pid=48213) ",
+    "dmesg-T": "[Fri Dec  4 01:42:07 2026] ",
+    "journal-iso": "2026-12-04T01:42:07+0000 node17 kernel: ",  # journalctl -o short-iso
+    "journal-precise": "Dec 04 01:42:07.123456 node17 kernel: ",  # -o short-precise
     "rank": "[rank0]: ",  # torchrun
     "compose": "ollama-1  | ",  # docker compose logs
     "kubectl": "[pod/vllm-0/vllm] ",  # kubectl logs --prefix

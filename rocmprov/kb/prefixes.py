@@ -17,8 +17,11 @@ import re
 
 LOG_PREFIX = (
     r"(?:\[\s*\d+\.\d+\] ?"  # dmesg: [   12.345678]
-    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w\-./@]+(?:\[\d+\])?: "  # journal, syslog
+    r"|\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] ?"  # dmesg -T
+    # journal, syslog (journalctl -o short-precise: fractions of a second)
+    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? \S+ [\w\-./@]+(?:\[\d+\])?: "
     r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?:? ?"  # ISO time
+    r"(?:\S+ (?:kernel|[\w\-./@]+\[\d+\]): )?"  # journalctl -o short-iso: host, tag
     r"(?:(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL):? )?"  # and its level
     r"|\((?:\w+ )*pid=\d+\) "  # (VllmWorker rank=0 pid=12)
     r"|\[(?:rank|default)\d{1,5}\]: ?"  # torchrun's per-rank prefix: [rank0]:, [default0]:
