@@ -1,13 +1,13 @@
 """The similarity tier: when no pattern of the table matches, which entries' real texts the
 input's informative lines resemble. Pure (apart from reading the packaged texts once).
 
-Each entry's real text is the lines its own fixture matched (rocmprov/data/kb/texts.json,
-generated from tests/fixtures/kb by `python -m rocmprov.kb.similar tests/fixtures/kb`; a test
-keeps it in sync) and its title. Text becomes words: lower-cased, camelCase and snake_case
-split as well as kept whole, digits dropped (so versions, sizes, PCI addresses, pids, hex and
-gfx numbers say nothing), a few stop words left out. Each entry is a TF-IDF vector over those
-words; an input line is scored against every entry by cosine similarity, and an entry keeps
-its best line.
+Each entry's real text is the lines its own fixture and its other real wordings matched
+(rocmprov/data/kb/texts.json, generated from tests/fixtures/kb and tests/fixtures/kb-wordings by
+`python -m rocmprov.kb.similar tests/fixtures/kb`; a test keeps it in sync) and its title. Text
+becomes words: lower-cased, camelCase and snake_case split as well as kept whole, digits dropped
+(so versions, sizes, PCI addresses, pids, hex and gfx numbers say nothing), a few stop words
+left out. Each entry is a TF-IDF vector over those words; an input line is scored against every
+entry by cosine similarity, and an entry keeps its best line.
 
 Only lines that look like a problem are compared (an error, failure, warning, "not found"...)
 and that hold at least MIN_WORDS distinct words the table knows (a table cell "test-error
@@ -19,6 +19,7 @@ best real one wins: the input is then "similar to a harmless line", not to a cau
 
 from __future__ import annotations
 
+import glob
 import json
 import math
 import re
@@ -160,16 +161,26 @@ def similar(text: str, table: Table | None = None, top: int = TOP) -> list[Simil
 
 
 def build(fixtures: Path, table: Table | None = None) -> dict[str, list[str]]:
-    """Each entry's real text: the lines of its fixture that its patterns matched."""
+    """Each entry's real texts: the lines its patterns matched in its fixture and in its other
+    real wordings (the folder kb-wordings beside `fixtures`: <id>.<slug>.txt)."""
     from rocmprov.kb.matcher import match
 
     table = table or load_table()
+    wordings = fixtures.parent / "kb-wordings"
     texts: dict[str, list[str]] = {}
     for entry in table.entries:
-        raw = (fixtures / f"{entry.id}.txt").read_text(encoding="utf-8")
-        body = raw.partition("\n---\n")[2]
-        found = [m for m in match(body, table=table, codes=False) if m.id == entry.id]
-        texts[entry.id] = [line.strip()[:MAX_CHARS] for line in found[0].evidence] if found else []
+        paths = [fixtures / f"{entry.id}.txt"]
+        paths += sorted(p for p in wordings.glob(f"{glob.escape(entry.id)}.*.txt")
+                        if p.name.removesuffix(".txt").rsplit(".", 1)[0] == entry.id)  # fmt: skip
+        lines: list[str] = []
+        for path in paths:
+            body = path.read_text(encoding="utf-8").partition("\n---\n")[2]
+            found = [m for m in match(body, table=table, codes=False) if m.id == entry.id]
+            for line in found[0].evidence if found else []:
+                line = line.strip()[:MAX_CHARS]
+                if line not in lines:
+                    lines.append(line)
+        texts[entry.id] = lines
     return texts
 
 
