@@ -43,7 +43,9 @@ ADDED = {
     "journal-iso": "2026-12-04T01:42:07+0000 node17 kernel: ",  # journalctl -o short-iso
     "journal-precise": "Dec 04 01:42:07.123456 node17 kernel: ",  # -o short-precise
     "rank": "[rank0]: ",  # torchrun
+    "role": "[trainer0]: ",  # torchrun, another role's name
     "compose": "ollama-1  | ",  # docker compose logs
+    "compose-name": "ollama  | ",  # docker compose, a service with its own container_name
     "kubectl": "[pod/vllm-0/vllm] ",  # kubectl logs --prefix
 }
 

@@ -46,6 +46,10 @@ class _Counting:
         self.tally[0] += (len(text) if hi is None else hi) - lo
         return self.regex.finditer(text, lo, len(text) if hi is None else hi)
 
+    def match(self, text: str, lo: int = 0, hi: int | None = None) -> Any:
+        self.tally[0] += (len(text) if hi is None else hi) - lo
+        return self.regex.match(text, lo, len(text) if hi is None else hi)
+
 
 def _searched(text: str) -> int:
     """Characters handed to the entries' regexes while scanning `text`."""
@@ -104,7 +108,7 @@ def _mixed_line(size: int) -> str:
 
 
 class _Widest(_Counting):
-    """Keeps the widest stretch one multi-line search (finditer) was given."""
+    """Keeps the widest stretch one multi-line search (finditer, match) was given."""
 
     def search(self, text: str, lo: int = 0, hi: int | None = None) -> Any:
         return self.regex.search(text, lo, len(text) if hi is None else hi)
@@ -112,6 +116,10 @@ class _Widest(_Counting):
     def finditer(self, text: str, lo: int = 0, hi: int | None = None) -> Any:
         self.tally[0] = max(self.tally[0], (len(text) if hi is None else hi) - lo)
         return self.regex.finditer(text, lo, len(text) if hi is None else hi)
+
+    def match(self, text: str, lo: int = 0, hi: int | None = None) -> Any:
+        self.tally[0] = max(self.tally[0], (len(text) if hi is None else hi) - lo)
+        return self.regex.match(text, lo, len(text) if hi is None else hi)
 
 
 def test_a_multi_line_pattern_reads_one_span_either_way_of_its_hit_on_an_enormous_line() -> None:
@@ -136,6 +144,28 @@ def test_a_4_mib_line_of_the_tables_own_messages_is_analysed_in_seconds() -> Non
     found = analyse(text).matches
     assert time.process_time() - t0 < 5.0
     assert len(found) > 100  # the messages are still found
+
+
+def test_a_log_whose_every_line_holds_a_multi_line_anchor_is_analysed_in_seconds() -> None:
+    """Every line starts the Ollama iGPU pattern (26 lines) and none completes it: each line's
+    window was tried from every line of it again, 26 x 26 lines a line (20.8 s for 4 MiB, and
+    118 s with a costlier log prefix); now each start is tried once (scan._starting_by). A
+    reviewer's input: a near-miss docker compose prefix glued to the anchor."""
+    analyse("warm up")
+    unit = "a-1" * 21 + "-1 dropping integrated GPU\n"
+    text = (unit * (4 * MIB // len(unit) + 1))[: 4 * MIB]
+    t0 = time.process_time()
+    analyse(text)
+    assert time.process_time() - t0 < 8.0
+
+
+def test_a_long_or_many_part_extension_name_is_still_named() -> None:
+    """The look-behind that starts the name at a word's start (for cost) keeps such names."""
+    symbol = "_ZN3c1010Dispatcher17runRecordFunctionERN2at14RecordFunctionE"
+    for name in ("my_ops.v2.1.0.post1.rocm6.so", "x" * 81 + ".so", "_C.abi3.so"):
+        found = analyse(f"ImportError: /opt/venv/lib/{name}: undefined symbol: {symbol}").matches
+        assert found and found[0].id == "framework.torch-extension-built-for-other-torch", name
+        assert found[0].captures["ext"] == name
 
 
 def test_an_error_at_the_end_of_an_enormous_line_is_still_found() -> None:

@@ -123,6 +123,8 @@ def test_plain_marks_puts_back_what_a_page_or_a_terminal_changed_and_keeps_the_l
     assert plain_marks("[drm] plain text [0] a[i]") == "[drm] plain text [0] a[i]"
     # one unescape, as a browser does: an escaped escape stays an escape
     assert plain_marks("&amp;lt; &amp;#39; &#8217;s &copy;") == "&lt; &#39; 's \u00a9"
+    # numeric escapes decoded directly; a surrogate, zero or out of range one stays as it was
+    assert plain_marks("&#x41;&#66; &#xD800; &#0; &#1114112;") == "AB &#xD800; &#0; &#1114112;"
 
 
 def test_an_error_copied_from_a_rendered_page_or_a_coloured_terminal_is_found() -> None:

@@ -24,9 +24,11 @@ LOG_PREFIX = (
     r"(?:\S+ (?:kernel|[\w\-./@]+\[\d+\]): )?"  # journalctl -o short-iso: host, tag
     r"(?:(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL):? )?"  # and its level
     r"|\((?:\w+ )*pid=\d+\) "  # (VllmWorker rank=0 pid=12)
-    r"|\[(?:rank|default)\d{1,5}\]: ?"  # torchrun's per-rank prefix: [rank0]:, [default0]:
-    r"|[\w.-]{1,64}[-_]\d+ +\| "  # docker compose's service prefix: ollama-1  |
-    r"|\[pod/[^\]\s]{1,200}\] "  # kubectl logs --prefix: [pod/vllm-0/vllm]
+    # torchrun's per-rank prefix, "[{role}{local rank}]:" ([default0]:, [trainer0]:, [rank0]:)
+    # or a template's ([0]:); possessive, as the next two: one way through, no backtracking
+    r"|\[[A-Za-z_]{0,32}+\d{1,5}+\]: ?"
+    r"|[\w.-]{1,64}+ +\| "  # docker compose: ollama-1  | , proj_ollama_1  | , ollama  |
+    r"|\[pod/[^\]\s]{1,200}+\] "  # kubectl logs --prefix: [pod/vllm-0/vllm]
     r")"
 )
 

@@ -47,7 +47,9 @@ _TYPOGRAPHY = str.maketrans({
     "\u2013": "--", "\u2014": "--", "\u2010": "-", "\u2011": "-", "\u2212": "-",
     "\u2026": "...",
 })  # fmt: skip
-_MARKS = re.compile("[\x1b&" + re.escape("".join(map(chr, _TYPOGRAPHY))) + "]|\\[\\d")
+_MARKS = re.compile(
+    "[\x1b&" + re.escape("".join(map(chr, _TYPOGRAPHY))) + "]|\\[\\d{1,3}(?:;\\d{1,3}){0,7}m"
+)  # a colour code without its ESC, not a dmesg time stamp ("[12.3456]")
 WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
 MAX_RUN = 40  # lines joined into one, at most (a message, not a whole log)
 
@@ -93,9 +95,18 @@ _RARE_ENTITY = re.compile(r"&(?!amp;)(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z]{
 
 
 @lru_cache(maxsize=256)
-def _unescaped_entity(entity: str) -> str:
-    plain = html.unescape(entity)
-    return entity if plain in ("\n", "\r") else plain  # a line break stays where it was
+def _unescaped_name(entity: str) -> str:
+    return html.unescape(entity)
+
+
+def _unescaped_entity(m: re.Match[str]) -> str:
+    entity = m.group()
+    if entity[1] != "#":
+        return _unescaped_name(entity)
+    number = int(entity[3:-1], 16) if entity[2] in "xX" else int(entity[2:-1])
+    if number in (10, 13) or not 0 < number < 0x110000 or 0xD800 <= number <= 0xDFFF:
+        return entity  # a line break stays where it was; no surrogate or out-of-range character
+    return chr(number)
 
 
 def _entities(text: str) -> str:
@@ -103,7 +114,7 @@ def _entities(text: str) -> str:
         text = text.replace(escaped, plain)
     if _RARE_ENTITY.search(text) is None:
         return text.replace("&amp;", "&")
-    return _ENTITY.sub(lambda m: _unescaped_entity(m.group()), text)
+    return _ENTITY.sub(_unescaped_entity, text)
 
 
 def plain_marks(text: str) -> str:

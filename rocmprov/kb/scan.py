@@ -4,18 +4,21 @@ of the entries that own an anchor run only near its hits. Pure.
 Cost is linear in the text. Each line's bounds are found once (not once per hit). A single-line
 regex is searched within its longest possible match (at most _SPAN = 8 KiB) around an anchor hit
 and _CHUNK beyond, and the hits that search covered are skipped; a multi-line one once per line,
-within _SPAN a line around the hit. So a match longer than 8 KiB is not found (no real error
-line is that long), and an enormous line's evidence is shown from just before its match, cut at
-MAX_LINE characters. A pattern may not begin with an unbounded repeat (tests/test_kb_hygiene.py):
-the regex engine would retry it from every position of a long run of its characters.
+within _SPAN a line around the hit, from each start once (_starting_by). So a match longer than
+8 KiB on a line is not found (no real error line is that long), and an enormous line's evidence is
+shown from just before its match, cut at MAX_LINE characters. A pattern may not begin with an
+unbounded repeat (tests/test_kb_hygiene.py): the regex engine would retry it from every position of
+a long run of its characters.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from re import _compiler as sre_compiler  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
@@ -69,6 +72,17 @@ class _Target:
     def width(self) -> int:
         """The longest match the regex can make (at most _SPAN)."""
         return min(_SPAN, sre_parse.parse(self.regex.pattern).getwidth()[1])
+
+    @cached_property
+    def prefix(self) -> str:
+        """The literal every match of `regex` starts with ('' when it has none): a multi-line
+        pattern is tried only where it could start at or before its anchor's hit."""
+        if self.source is None:
+            return ""
+        chars, _skip, _all = sre_compiler._get_literal_prefix(
+            sre_parse.parse(self.regex.pattern, self.regex.flags), self.regex.flags
+        )
+        return "".join(map(chr, chars))
 
     @cached_property
     def whole(self) -> re.Pattern[str] | None:
@@ -167,8 +181,9 @@ class Found:
 def _window(text: str, start: int, end: int, extra: int, reach: int) -> tuple[int, int]:
     """Extend a line's bounds by `extra` lines before and after, looking at most `reach`
     characters beyond them (an enormous neighbouring line is cut there). A bound that already
-    cuts its own line (an enormous one) stays: a match reaching past it would hold a line longer
-    than _SPAN, and reading on to the next lines cost a regex 40 lines * _SPAN of one line."""
+    cuts its own line (an enormous one) stays: reading on to the "next lines" there gave a regex
+    40 lines * _SPAN of one line (1.2 s on one such line). So a multi-line match is found only
+    where its anchor's line reaches at most _SPAN either way of the hit, as a one-line match."""
     floor, ceiling = max(0, start - reach), min(len(text), end + reach)
     if start > 0 and text[start - 1] != "\n":
         floor = start
@@ -242,6 +257,7 @@ def scan(
     found: dict[int, Found] = {}
     seen: dict[re.Pattern[str], _Seen] = {}  # where each context regex matched (unless/near)
     searched: set[tuple[int, int, int]] = set()  # (entry, pattern, line start): done once
+    tried: dict[_Target, int] = {}  # a multi-line target's starts tried so far (_starting_by)
     covered: dict[tuple[int, int], tuple[int, int]] = {}  # (entry, pattern) -> (line, up to)
     done_on_line: set[str] = set()  # anchors with nothing left to do on the current line
     full: set[int] = set()  # entries counted MAX_COUNT times: not searched any more
@@ -312,7 +328,7 @@ def scan(
                 # enormous line gives the regex _SPAN either way of the hit, not lines * _SPAN
                 lo, hi = _window(text, max(start, pos - _SPAN), min(end, pos + _SPAN),
                                  target.lines - 1, target.lines * _SPAN)  # fmt: skip
-                for m in target.regex.finditer(text, lo, hi):
+                for m in _starting_by(target, text, lo, hi, pos, tried):
                     if m.start() > pos:
                         break
                     if pos < m.end():  # the match covers this anchor hit
@@ -338,6 +354,31 @@ def scan(
             done_on_line.add(anchor)
         hit = search(text, pos + 1)
     return found
+
+
+def _starting_by(
+    target: _Target, text: str, lo: int, hi: int, pos: int, tried: dict[_Target, int]
+) -> Iterator[re.Match[str]]:
+    """Matches of a multi-line target in text[lo:hi] in order, as finditer gives them. With a
+    literal prefix, only those that start at or before `pos` and after the starts an earlier hit
+    tried (`tried`: where the target's untried starts begin). A start's answer does not depend
+    on the hit: its match spans at most target.lines lines, inside any window that holds the
+    start. In a log where every line holds the anchor, each line's window was tried from every
+    line of it again (26 x 26 lines a line for a 26-line pattern)."""
+    if not target.prefix:
+        yield from target.regex.finditer(text, lo, hi)
+        return
+    limit = min(hi, pos + len(target.prefix))
+    start = text.find(target.prefix, max(lo, tried.get(target, 0)), limit)
+    while start >= 0:
+        m = target.regex.match(text, start, hi)
+        tried[target] = start + 1
+        if m is not None:
+            yield m
+            start = max(m.end(), start + 1)  # finditer's next match starts after this one
+        else:
+            start += 1
+        start = text.find(target.prefix, start, limit)
 
 
 def _record(
