@@ -34,17 +34,20 @@ When no pattern matches, explain also lists up to three entries whose real texts
 input's problem-looking lines of at least three known words, as "similar to" with a score
 (TF-IDF cosine, at least 0.5; `similar` in the JSON): a pointer to read, never a diagnosis,
 and it never changes the exit code. The matcher is linear in its input (a line is searched
-within 8 KiB of each hit), joins
-lines a terminal wrapped at 80-200 columns, accepts a log prefix on every line of a multi-line
-message and a line cut after a message's distinctive words, reads a paste with a web page's or
-a quoted reply's spacing (no-break spaces, tabs, runs of spaces, `> ` quotes, indentation) and
-a message logged as one escaped string (a JSON log's field, an exception's repr). A status code
+within 8 KiB of each hit), joins lines a terminal wrapped at 80-200 columns, accepts a log
+prefix on every line of a multi-line message (dmesg with or without -T, the journal, ISO time
+stamps, torchrun's `[rank0]:`, docker compose's `svc-1  | `, kubectl's `[pod/...]`) and a line
+cut after a message's distinctive words, reads a paste with a web page's or a quoted reply's
+spacing (no-break spaces, tabs, runs of spaces, `> ` quotes, indentation) or typography (curly
+quotes, dashes, ellipsis), HTML escapes, a terminal's colour codes (also with their ESC byte
+lost), and a message logged as one escaped string (a JSON log's field, an exception's repr).
+A status code
 an entry names by itself brings that entry in every spelling of the code (HIP's message, also
 behind a source location such as ggml's `CUDA error 98 at file.cu:NN:`, or HSA's hex value).
 `tests/test_kb_hygiene.py` checks every entry against variants of its own report's text
-(prefixes stripped and added, wrapped, cut, quoted, indented, with a web page's spacing, logged
-as JSON, other gfx targets, PCI addresses, versions, paths); `pytest tests/test_kb_hygiene.py`
-reruns it.
+(prefixes stripped and added, wrapped, cut, quoted, indented, with a web page's spacing or
+typography, HTML-escaped, coloured, logged as JSON, other gfx targets, PCI addresses, versions,
+paths); `pytest tests/test_kb_hygiene.py` reruns it.
 """
 
 EVALUATION = """\
