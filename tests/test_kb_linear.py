@@ -149,7 +149,7 @@ def test_a_4_mib_line_of_the_tables_own_messages_is_analysed_in_seconds() -> Non
 def test_a_log_whose_every_line_holds_a_multi_line_anchor_is_analysed_in_seconds() -> None:
     """Every line starts the Ollama iGPU pattern (26 lines) and none completes it: each line's
     window was tried from every line of it again, 26 x 26 lines a line (20.8 s for 4 MiB, and
-    118 s with a costlier log prefix); now each start is tried once (scan._starting_by). A
+    118 s with a costlier log prefix); now each start is tried once (kb/window.py, starting_by). A
     reviewer's input: a near-miss docker compose prefix glued to the anchor."""
     analyse("warm up")
     unit = "a-1" * 21 + "-1 dropping integrated GPU\n"

@@ -4,7 +4,7 @@ of the entries that own an anchor run only near its hits. Pure.
 Cost is linear in the text. Each line's bounds are found once (not once per hit). A single-line
 regex is searched within its longest possible match (at most _SPAN = 8 KiB) around an anchor hit
 and _CHUNK beyond, and the hits that search covered are skipped; a multi-line one once per line,
-within _SPAN a line around the hit, from each start once (_starting_by). So a match longer than
+within _SPAN a line around the hit, from each start once (kb/window.py). So a match longer than
 8 KiB on a line is not found (no real error line is that long), and an enormous line's evidence is
 shown from just before its match, cut at MAX_LINE characters. A pattern may not begin with an
 unbounded repeat (tests/test_kb_hygiene.py): the regex engine would retry it from every position of
@@ -14,8 +14,6 @@ a long run of its characters.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from re import _compiler as sre_compiler  # type: ignore[attr-defined]
@@ -25,12 +23,13 @@ from typing import Any
 from rocmprov.kb import codes as status_codes
 from rocmprov.kb.anchors import choose_anchors
 from rocmprov.kb.table import Pattern, Table
+from rocmprov.kb.window import SPAN as _SPAN
+from rocmprov.kb.window import Seen, context_ok, starting_by, widen
 
 MAX_EVIDENCE = 10  # evidence lines kept per entry
 EVIDENCE = "evidence"  # a multi-line pattern's group naming the lines it shows
 MAX_COUNT = 1000  # occurrences counted per entry; past that the entry's anchors leave the scan
 MAX_LINE = 4000  # characters of a line kept as evidence
-_SPAN = 8192  # a match is at most this long: how far around a hit a regex looks
 _CHUNK = 4096  # searched past a hit's own reach, so that the next hits on the line are skipped
 _LONG = 65536  # a line this long gets its repeated anchors skipped by a narrower regex ...
 # ... once this many of its hits were skipped one by one, then again after twice as many: a
@@ -38,7 +37,6 @@ _LONG = 65536  # a line this long gets its repeated anchors skipped by a narrowe
 # messages made one at each anchor done (156 on a 100 KB line, a minute in all)
 _SKIPS = 1024
 _LEAD = 100  # characters of an enormous line shown before its match
-_AROUND = 1024  # characters per line of context a pattern's unless/near reads
 CODE_LINE = -1  # a scan target that marks a line for the status-code look-up
 _NEVER = re.compile(r"(?!)")
 # A line cut at a width (a terminal's 80 columns, an editor's or a formatter's wrap near 70-79,
@@ -178,72 +176,6 @@ class Found:
     seen_spans: set[tuple[int, int]] = field(default_factory=set)
 
 
-def _window(text: str, start: int, end: int, extra: int, reach: int) -> tuple[int, int]:
-    """Extend a line's bounds by `extra` lines before and after, looking at most `reach`
-    characters beyond them (an enormous neighbouring line is cut there). A bound that already
-    cuts its own line (an enormous one) stays: reading on to the "next lines" there gave a regex
-    40 lines * _SPAN of one line (1.2 s on one such line). So a multi-line match is found only
-    where its anchor's line reaches at most _SPAN either way of the hit, as a one-line match."""
-    floor, ceiling = max(0, start - reach), min(len(text), end + reach)
-    if start > 0 and text[start - 1] != "\n":
-        floor = start
-    if end < len(text) and text[end] != "\n":
-        ceiling = end
-    for _ in range(extra):
-        if start <= floor:
-            break
-        start = max(text.rfind("\n", floor, start - 1) + 1, floor)
-    for _ in range(extra):
-        if end >= ceiling:
-            break
-        nxt = text.find("\n", end + 1, ceiling)
-        end = ceiling if nxt < 0 else nxt
-    return start, end
-
-
-class _Seen:
-    """Where one context regex matched, over the stretch of text searched so far: a query next
-    to or inside the stretch extends it, one far away starts a new stretch. Matches dense in a
-    log cost one pass; a few far apart cost their own lines, not the whole text."""
-
-    def __init__(self) -> None:
-        self.lo = self.hi = 0
-        self.starts: list[int] = []
-
-    def any_in(self, regex: re.Pattern[str], text: str, lo: int, hi: int) -> bool:
-        if lo > self.hi or hi < self.lo:  # far from the stretch: start a new one
-            self.lo = self.hi = lo
-            self.starts = []
-        if lo < self.lo:
-            self.starts[:0] = [m.start() for m in regex.finditer(text, lo, self.lo)]
-            self.lo = lo
-        if hi > self.hi:
-            self.starts += [m.start() for m in regex.finditer(text, self.hi, hi)]
-            self.hi = hi
-        i = bisect_left(self.starts, lo)
-        return i < len(self.starts) and self.starts[i] < hi
-
-
-def _context_ok(
-    text: str, target: _Target, s: int, e: int, seen: dict[re.Pattern[str], _Seen]
-) -> bool:
-    """The lines around a match (target.around either way, each read at most _AROUND characters
-    deep) hold no `unless` and do hold `near`. A context regex reads each stretch of the text
-    once (`seen`), so a log of many such messages costs one pass, not one search of the lines
-    around each."""
-    if not target.around:
-        return True
-    first = text.rfind("\n", max(0, s - _SPAN), s) + 1
-    last = text.find("\n", e)
-    lo, hi = _window(text, first, len(text) if last < 0 else last, target.around,
-                     target.around * _AROUND)  # fmt: skip
-    for regex, wanted in ((target.unless, False), (target.near, True)):
-        found = regex is None or seen.setdefault(regex, _Seen()).any_in(regex, text, lo, hi)
-        if regex is not None and found != wanted:
-            return False
-    return True
-
-
 def clip(line: str) -> str:
     line = line.rstrip("\r")
     return line if len(line) <= MAX_LINE else line[:MAX_LINE] + "..."
@@ -255,9 +187,9 @@ def scan(
     """Entries found in `text`; lines with a status code's literal go into `code_lines`
     (line start -> (line number, line))."""
     found: dict[int, Found] = {}
-    seen: dict[re.Pattern[str], _Seen] = {}  # where each context regex matched (unless/near)
+    seen: dict[re.Pattern[str], Seen] = {}  # where each context regex matched (unless/near)
     searched: set[tuple[int, int, int]] = set()  # (entry, pattern, line start): done once
-    tried: dict[_Target, int] = {}  # a multi-line target's starts tried so far (_starting_by)
+    tried: dict[_Target, int] = {}  # a multi-line target's starts tried so far (starting_by)
     covered: dict[tuple[int, int], tuple[int, int]] = {}  # (entry, pattern) -> (line, up to)
     done_on_line: set[str] = set()  # anchors with nothing left to do on the current line
     full: set[int] = set()  # entries counted MAX_COUNT times: not searched any more
@@ -309,7 +241,7 @@ def scan(
                 if target.whole is not None and end - start < MIN_CUT and not _ellipsis(text, end):
                     regex = target.whole  # too short to be a line a terminal cut
                 m = regex.search(text, lo, hi)
-                if m is not None and not _context_ok(text, target, m.start(), m.end(), seen):
+                if m is not None and not context_ok(text, target, m.start(), m.end(), seen):
                     covered[key1] = (start, end)  # the context rules this line's match out
                     continue
                 if m is None:
@@ -326,13 +258,13 @@ def scan(
                 searched.add(key)
                 # each line of a match is at most _SPAN long, the anchor's own line too: an
                 # enormous line gives the regex _SPAN either way of the hit, not lines * _SPAN
-                lo, hi = _window(text, max(start, pos - _SPAN), min(end, pos + _SPAN),
+                lo, hi = widen(text, max(start, pos - _SPAN), min(end, pos + _SPAN),
                                  target.lines - 1, target.lines * _SPAN)  # fmt: skip
-                for m in _starting_by(target, text, lo, hi, pos, tried):
+                for m in starting_by(target, text, lo, hi, pos, tried):
                     if m.start() > pos:
                         break
                     if pos < m.end():  # the match covers this anchor hit
-                        if not _context_ok(text, target, m.start(), m.end(), seen):
+                        if not context_ok(text, target, m.start(), m.end(), seen):
                             break
                         # a pattern that reads lines around its message only to rule a
                         # context out shows just its `evidence` group's lines
@@ -354,31 +286,6 @@ def scan(
             done_on_line.add(anchor)
         hit = search(text, pos + 1)
     return found
-
-
-def _starting_by(
-    target: _Target, text: str, lo: int, hi: int, pos: int, tried: dict[_Target, int]
-) -> Iterator[re.Match[str]]:
-    """Matches of a multi-line target in text[lo:hi] in order, as finditer gives them. With a
-    literal prefix, only those that start at or before `pos` and after the starts an earlier hit
-    tried (`tried`: where the target's untried starts begin). A start's answer does not depend
-    on the hit: its match spans at most target.lines lines, inside any window that holds the
-    start. In a log where every line holds the anchor, each line's window was tried from every
-    line of it again (26 x 26 lines a line for a 26-line pattern)."""
-    if not target.prefix:
-        yield from target.regex.finditer(text, lo, hi)
-        return
-    limit = min(hi, pos + len(target.prefix))
-    start = text.find(target.prefix, max(lo, tried.get(target, 0)), limit)
-    while start >= 0:
-        m = target.regex.match(text, start, hi)
-        tried[target] = start + 1
-        if m is not None:
-            yield m
-            start = max(m.end(), start + 1)  # finditer's next match starts after this one
-        else:
-            start += 1
-        start = text.find(target.prefix, start, limit)
 
 
 def _record(

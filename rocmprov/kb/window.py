@@ -1,0 +1,137 @@
+"""Where a pattern's regexes look around an anchor hit: the lines of a window, the lines a
+pattern's `unless`/`near` context reads, and the starts a multi-line pattern is tried at. Pure;
+used by kb/scan.py.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Iterator
+from typing import Protocol
+
+
+class Target(Protocol):
+    """What these functions read of a scan target (kb/scan.py's Target)."""
+
+    @property
+    def lines(self) -> int: ...
+    @property
+    def around(self) -> int: ...
+    @property
+    def regex(self) -> re.Pattern[str]: ...
+    @property
+    def prefix(self) -> str: ...
+    @property
+    def unless(self) -> re.Pattern[str] | None: ...
+    @property
+    def near(self) -> re.Pattern[str] | None: ...
+
+SPAN = 8192  # a match is at most this long: how far around a hit a regex looks
+AROUND = 1024  # characters per line of context a pattern's unless/near reads
+
+
+def widen(text: str, start: int, end: int, extra: int, reach: int) -> tuple[int, int]:
+    """Extend a line's bounds by `extra` lines before and after, looking at most `reach`
+    characters beyond them (an enormous neighbouring line is cut there). A bound that already
+    cuts its own line (an enormous one) stays: reading on to the "next lines" there gave a regex
+    40 lines * SPAN of one line (1.2 s on one such line). So a multi-line match is found only
+    where its anchor's line reaches at most SPAN either way of the hit, as a one-line match."""
+    floor, ceiling = max(0, start - reach), min(len(text), end + reach)
+    if start > 0 and text[start - 1] != "\n":
+        floor = start
+    if end < len(text) and text[end] != "\n":
+        ceiling = end
+    for _ in range(extra):
+        if start <= floor:
+            break
+        start = max(text.rfind("\n", floor, start - 1) + 1, floor)
+    for _ in range(extra):
+        if end >= ceiling:
+            break
+        nxt = text.find("\n", end + 1, ceiling)
+        end = ceiling if nxt < 0 else nxt
+    return start, end
+
+
+class Seen:
+    """Where one context regex matched, over the stretch of text searched so far: a query next
+    to or inside the stretch extends it, one far away starts a new stretch. Matches dense in a
+    log cost one pass; a few far apart cost their own lines, not the whole text."""
+
+    def __init__(self) -> None:
+        self.lo = self.hi = 0
+        self.starts: list[int] = []
+
+    def any_in(self, regex: re.Pattern[str], text: str, lo: int, hi: int) -> bool:
+        if lo > self.hi or hi < self.lo:  # far from the stretch: start a new one
+            self.lo = self.hi = lo
+            self.starts = []
+        if lo < self.lo:
+            self.starts[:0] = [m.start() for m in regex.finditer(text, lo, self.lo)]
+            self.lo = lo
+        if hi > self.hi:
+            self.starts += [m.start() for m in regex.finditer(text, self.hi, hi)]
+            self.hi = hi
+        i = bisect_left(self.starts, lo)
+        return i < len(self.starts) and self.starts[i] < hi
+
+
+def context_ok(
+    text: str, target: Target, s: int, e: int, seen: dict[re.Pattern[str], Seen]
+) -> bool:
+    """The lines around a match (target.around either way, each read at most AROUND characters
+    deep) hold no `unless` and do hold `near`. A context regex reads each stretch of the text
+    once (`seen`), so a log of many such messages costs one pass, not one search of the lines
+    around each."""
+    if not target.around:
+        return True
+    first = text.rfind("\n", max(0, s - SPAN), s) + 1
+    last = text.find("\n", e)
+    lo, hi = widen(text, first, len(text) if last < 0 else last, target.around,
+                     target.around * AROUND)  # fmt: skip
+    for regex, wanted in ((target.unless, False), (target.near, True)):
+        found = regex is None or seen.setdefault(regex, Seen()).any_in(regex, text, lo, hi)
+        if regex is not None and found != wanted:
+            return False
+    return True
+
+
+def starting_by(
+    target: Target, text: str, lo: int, hi: int, pos: int, tried: dict[Target, int]
+) -> Iterator[re.Match[str]]:
+    """Matches of a multi-line target in text[lo:hi] in order, as finditer gives them. With a
+    literal prefix, only those that start at or before `pos` and after the starts an earlier hit
+    tried (`tried`: where the target's untried starts begin). A start's answer does not depend
+    on the hit once a window held all target.lines lines from it (a match spans no more); one
+    tried in a window cut shorter is tried again. In a log where every line holds the anchor,
+    each line's window was tried from every line of it again (26 x 26 lines a line for a
+    26-line pattern)."""
+    if not target.prefix:
+        yield from target.regex.finditer(text, lo, hi)
+        return
+    limit = min(hi, pos + len(target.prefix))
+    start = text.find(target.prefix, max(lo, tried.get(target, 0)), limit)
+    final = True  # every start tried so far had a window that held all its lines
+    while start >= 0:
+        m = target.regex.match(text, start, hi)
+        if final and lines_end(text, start, target.lines) <= hi:
+            tried[target] = start + 1  # its answer cannot change: not tried again
+        else:  # a window cut short (enormous lines): a later hit's may hold the match
+            final = False
+        if m is not None:
+            yield m
+            start = max(m.end(), start + 1)  # finditer's next match starts after this one
+        else:
+            start += 1
+        start = text.find(target.prefix, start, limit)
+
+
+def lines_end(text: str, start: int, lines: int) -> int:
+    """Where the `lines` lines from `start` end (the text's end if it ends first)."""
+    end = start - 1
+    for _ in range(lines):
+        end = text.find("\n", end + 1)
+        if end < 0:
+            return len(text)
+    return end
