@@ -12,7 +12,8 @@ from typing import Any
 from rocmprov.kb import match
 from rocmprov.kb.scan import _Compiled, _Target
 
-FORMS = ("regex", "width", "prefix", "whole", "unless", "near")  # a target's lazily compiled parts
+# a target's lazily compiled parts
+FORMS = ("regex", "width", "prefix", "bounded", "whole", "unless", "near")
 
 
 def assert_leads(text: str, entry: str) -> None:

@@ -159,6 +159,22 @@ def test_a_log_whose_every_line_holds_a_multi_line_anchor_is_analysed_in_seconds
     assert time.process_time() - t0 < 8.0
 
 
+def test_a_start_is_remembered_only_when_its_answer_cannot_change() -> None:
+    """A hostile read's cases for kb/window.py starting_by: a pattern whose `\\s` may cross more
+    lines than it declares is tried again from a start an earlier, shorter window failed; and a
+    start inside a match already found is not tried again (it was counted twice)."""
+    spanning = "torch{\n+rocm\n+rocm\n}==2.0+rocm6.0\nhas no wheels with a matching platform tag\n"
+    assert "apt.pip-rocm-index-no-wheel-for-platform" in [m.id for m in analyse(spanning).matches]
+    twice = (
+        "Looking in indexes: https://download.pytorch.org/whl/rocm5.4.2\n" * 2
+        + "ERROR: Could not find a version that satisfies the requirement torch (from versions:"
+        " none)\nERROR: No matching distribution found for torch\n"
+    )
+    entry = "apt.pip-rocm-index-no-wheel-for-platform"
+    (hit,) = [m for m in analyse(twice).matches if m.id == entry]
+    assert hit.count == 1
+
+
 def test_a_long_or_many_part_extension_name_is_still_named() -> None:
     """The look-behind that starts the name at a word's start (for cost) keeps such names."""
     symbol = "_ZN3c1010Dispatcher17runRecordFunctionERN2at14RecordFunctionE"

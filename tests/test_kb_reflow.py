@@ -123,8 +123,11 @@ def test_plain_marks_puts_back_what_a_page_or_a_terminal_changed_and_keeps_the_l
     assert plain_marks("[drm] plain text [0] a[i]") == "[drm] plain text [0] a[i]"
     # one unescape, as a browser does: an escaped escape stays an escape
     assert plain_marks("&amp;lt; &amp;#39; &#8217;s &copy;") == "&lt; &#39; 's \u00a9"
-    # numeric escapes decoded directly; a surrogate, zero or out of range one stays as it was
-    assert plain_marks("&#x41;&#66; &#xD800; &#0; &#1114112;") == "AB &#xD800; &#0; &#1114112;"
+    # numeric escapes as a browser reads them: 128-159 as Windows-1252 (old forum pages write
+    # quotes and dashes so), a surrogate, zero or out-of-range one as U+FFFD
+    assert plain_marks("&#x41;&#66; &#146;yaml&#146; &#150;x &#xD800;&#0;") == (
+        "AB 'yaml' --x \ufffd\ufffd"
+    )
 
 
 def test_an_error_copied_from_a_rendered_page_or_a_coloured_terminal_is_found() -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 LOG_PREFIX = (
-    r"(?:\[\s*\d+\.\d+\] ?"  # dmesg: [   12.345678]
+    r"(?:\[[ \t]*\d+\.\d+\] ?"  # dmesg: [   12.345678]
     r"|\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] ?"  # dmesg -T
     # journal, syslog (journalctl -o short-precise: fractions of a second)
     r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? \S+ [\w\-./@]+(?:\[\d+\])?: "

@@ -94,7 +94,7 @@ _COMMON = (("&quot;", '"'), ("&#34;", '"'), ("&#39;", "'"), ("&#x27;", "'"), ("&
 _RARE_ENTITY = re.compile(r"&(?!amp;)(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z]{2,8});")
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=1024)
 def _unescaped_name(entity: str) -> str:
     return html.unescape(entity)
 
@@ -104,8 +104,11 @@ def _unescaped_entity(m: re.Match[str]) -> str:
     if entity[1] != "#":
         return _unescaped_name(entity)
     number = int(entity[3:-1], 16) if entity[2] in "xX" else int(entity[2:-1])
-    if number in (10, 13) or not 0 < number < 0x110000 or 0xD800 <= number <= 0xDFFF:
-        return entity  # a line break stays where it was; no surrogate or out-of-range character
+    if number in (10, 13):
+        return entity  # a line break stays where it was
+    if number < 160 or 0xD800 <= number <= 0xDFFF or number >= 0x110000:
+        # as a browser reads them (128-159 as Windows-1252: &#146; is a quote, &#150; a dash)
+        return _unescaped_name(entity)
     return chr(number)
 
 

@@ -24,7 +24,7 @@ from rocmprov.kb import codes as status_codes
 from rocmprov.kb.anchors import choose_anchors
 from rocmprov.kb.table import Pattern, Table
 from rocmprov.kb.window import SPAN as _SPAN
-from rocmprov.kb.window import Seen, context_ok, starting_by, widen
+from rocmprov.kb.window import Seen, context_ok, newline_bound, starting_by, widen
 
 MAX_EVIDENCE = 10  # evidence lines kept per entry
 EVIDENCE = "evidence"  # a multi-line pattern's group naming the lines it shows
@@ -81,6 +81,11 @@ class _Target:
             sre_parse.parse(self.regex.pattern, self.regex.flags), self.regex.flags
         )
         return "".join(map(chr, chars))
+
+    @cached_property
+    def bounded(self) -> bool:
+        """No match spans more than `lines` lines (a `\\s+` or `[^}]*` could)."""
+        return newline_bound(self.regex.pattern, self.regex.flags) < self.lines
 
     @cached_property
     def whole(self) -> re.Pattern[str] | None:

@@ -8,7 +8,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Iterator
-from typing import Protocol
+from functools import lru_cache
+from re import _constants as sre_constants  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any, Protocol
 
 
 class Target(Protocol):
@@ -26,6 +29,8 @@ class Target(Protocol):
     def unless(self) -> re.Pattern[str] | None: ...
     @property
     def near(self) -> re.Pattern[str] | None: ...
+    @property
+    def bounded(self) -> bool: ...
 
 SPAN = 8192  # a match is at most this long: how far around a hit a regex looks
 AROUND = 1024  # characters per line of context a pattern's unless/near reads
@@ -103,28 +108,27 @@ def starting_by(
     """Matches of a multi-line target in text[lo:hi] in order, as finditer gives them. With a
     literal prefix, only those that start at or before `pos` and after the starts an earlier hit
     tried (`tried`: where the target's untried starts begin). A start's answer does not depend
-    on the hit once a window held all target.lines lines from it (a match spans no more); one
-    tried in a window cut shorter is tried again. In a log where every line holds the anchor,
-    each line's window was tried from every line of it again (26 x 26 lines a line for a
-    26-line pattern)."""
+    on the hit once a window held all target.lines lines from it, where the regex cannot span
+    more (`bounded`; a `\\s+` can); one tried in a window cut shorter is tried again. In a
+    log where every line holds the anchor, each line's window was tried from every line of it
+    again (26 x 26 lines a line for a 26-line pattern)."""
     if not target.prefix:
         yield from target.regex.finditer(text, lo, hi)
         return
     limit = min(hi, pos + len(target.prefix))
     start = text.find(target.prefix, max(lo, tried.get(target, 0)), limit)
-    final = True  # every start tried so far had a window that held all its lines
+    final = target.bounded  # every start tried so far had a window that held all its lines
     while start >= 0:
         m = target.regex.match(text, start, hi)
+        # finditer's next match starts after this one: a start inside it is not tried
+        after = max(m.end(), start + 1) if m is not None else start + 1
         if final and lines_end(text, start, target.lines) <= hi:
-            tried[target] = start + 1  # its answer cannot change: not tried again
+            tried[target] = after  # its answer cannot change: not tried again
         else:  # a window cut short (enormous lines): a later hit's may hold the match
             final = False
         if m is not None:
             yield m
-            start = max(m.end(), start + 1)  # finditer's next match starts after this one
-        else:
-            start += 1
-        start = text.find(target.prefix, start, limit)
+        start = text.find(target.prefix, after, limit)
 
 
 def lines_end(text: str, start: int, lines: int) -> int:
@@ -135,3 +139,66 @@ def lines_end(text: str, start: int, lines: int) -> int:
         if end < 0:
             return len(text)
     return end
+
+
+_UNBOUNDED = 1 << 30
+_NEWLINE_CATEGORIES = frozenset(
+    getattr(sre_constants, name)
+    for name in ("CATEGORY_SPACE", "CATEGORY_NOT_DIGIT", "CATEGORY_NOT_WORD",
+                 "CATEGORY_LINEBREAK", "CATEGORY_UNI_SPACE", "CATEGORY_UNI_NOT_DIGIT",
+                 "CATEGORY_UNI_NOT_WORD", "CATEGORY_UNI_LINEBREAK")
+)  # fmt: skip
+
+
+def _class_has_newline(items: Any) -> bool:
+    negate, hit = False, False
+    for op, arg in items:
+        if op is sre_constants.NEGATE:
+            negate = True
+        elif op is sre_constants.LITERAL:
+            hit = hit or arg == 10
+        elif op is sre_constants.RANGE:
+            hit = hit or arg[0] <= 10 <= arg[1]
+        elif op is sre_constants.CATEGORY:
+            hit = hit or arg in _NEWLINE_CATEGORIES
+        else:  # a charset bitmap: take it as holding a newline
+            hit = True
+    return hit != negate
+
+
+def _newlines(items: Any, dotall: bool) -> int:
+    """The most line breaks a match of the parsed (sub)pattern can hold or look ahead over."""
+    total = 0
+    for op, arg in items:
+        if op is sre_constants.LITERAL:
+            total += arg == 10
+        elif op is sre_constants.NOT_LITERAL:
+            total += arg != 10
+        elif op is sre_constants.ANY:
+            total += dotall
+        elif op is sre_constants.IN:
+            total += _class_has_newline(arg)
+        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT,
+                    getattr(sre_constants, "POSSESSIVE_REPEAT", None)):  # fmt: skip
+            width = _newlines(arg[2], dotall)
+            if width:
+                total += _UNBOUNDED if arg[1] is sre_constants.MAXREPEAT else width * arg[1]
+        elif op is sre_constants.SUBPATTERN:
+            add, remove = arg[1], arg[2]
+            inner = (dotall or bool(add & re.DOTALL)) and not remove & re.DOTALL
+            total += _newlines(arg[3], inner)
+        elif op is sre_constants.BRANCH:
+            total += max(_newlines(b, dotall) for b in arg[1])
+        elif op is getattr(sre_constants, "ATOMIC_GROUP", None):
+            total += _newlines(arg, dotall)
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            total += _newlines(arg[1], dotall) if arg[0] > 0 else 0  # a lookahead reads on
+        elif op in (sre_constants.GROUPREF, sre_constants.GROUPREF_EXISTS):
+            total += _UNBOUNDED
+    return min(total, _UNBOUNDED)
+
+
+@lru_cache(maxsize=4096)
+def newline_bound(pattern: str, flags: int) -> int:
+    """The most line breaks a match of `pattern` can span (or look ahead over)."""
+    return _newlines(sre_parse.parse(pattern, flags), bool(flags & re.DOTALL))
