@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from rocmprov.kb import load_table
+from rocmprov.kb import load_table, window
 from rocmprov.kb import scan as kbscan
 from rocmprov.kb.codes import load_codes
 from rocmprov.kb.matcher import analyse
@@ -173,6 +173,27 @@ def test_a_start_is_remembered_only_when_its_answer_cannot_change() -> None:
     entry = "apt.pip-rocm-index-no-wheel-for-platform"
     (hit,) = [m for m in analyse(twice).matches if m.id == entry]
     assert hit.count == 1
+
+
+def test_a_multi_line_pattern_without_a_literal_prefix_is_tried_at_its_first_characters() -> None:
+    """rocr.runtime-library-version-mix's pattern starts with no literal: its whole window was
+    searched from every line holding its anchor (a hostile read: 4.9 s of CPU for 256 KiB of
+    the loader's `trying file=` lines). Now only the places of the characters it can start with,
+    up to the hit (kb/window.py first_chars), are tried: about 0.5 s here."""
+    analyse("warm up")
+    text = "trying file=/opt/rocm/libhsakmt/lib/libhsakmt.so.1\n" * (256 * 1024 // 51)
+    t0 = time.process_time()
+    analyse(text)
+    assert time.process_time() - t0 < 2.5
+
+
+def test_first_characters_and_line_breaks_of_a_pattern() -> None:
+    assert window.first_chars(r"(?:\bgfx115[01]\b|Strix (?:Halo|Point))x", 0) == "Sg"
+    assert window.first_chars(r"(?=Memory|MES)(?:Memory a|\bMES f)", 0) == "M"
+    assert window.first_chars(r"[a-z]+x", 0) == "" and window.first_chars(r"x?y*", 0) == ""
+    assert window.newline_bound(r"a[^\n]*\n(?:[^\n]*\n){0,3}b", 0) == 4
+    assert window.newline_bound(r"a\s+b", 0) > 1000 and window.newline_bound(r"a[^}]*b", 0) > 1000
+    assert window.newline_bound(r"a(?=(?:[^\n]*\n){2})b", 0) == 2  # a lookahead reads on
 
 
 def test_a_long_or_many_part_extension_name_is_still_named() -> None:

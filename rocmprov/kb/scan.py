@@ -24,7 +24,7 @@ from rocmprov.kb import codes as status_codes
 from rocmprov.kb.anchors import choose_anchors
 from rocmprov.kb.table import Pattern, Table
 from rocmprov.kb.window import SPAN as _SPAN
-from rocmprov.kb.window import Seen, context_ok, newline_bound, starting_by, widen
+from rocmprov.kb.window import Seen, context_ok, first_chars, newline_bound, starting_by, widen
 
 MAX_EVIDENCE = 10  # evidence lines kept per entry
 EVIDENCE = "evidence"  # a multi-line pattern's group naming the lines it shows
@@ -81,6 +81,13 @@ class _Target:
             sre_parse.parse(self.regex.pattern, self.regex.flags), self.regex.flags
         )
         return "".join(map(chr, chars))
+
+    @cached_property
+    def firsts(self) -> str:
+        """The characters a match can start with, where it has no literal prefix."""
+        if self.source is None or self.prefix:
+            return ""
+        return first_chars(self.regex.pattern, self.regex.flags)
 
     @cached_property
     def bounded(self) -> bool:

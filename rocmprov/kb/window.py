@@ -31,6 +31,8 @@ class Target(Protocol):
     def near(self) -> re.Pattern[str] | None: ...
     @property
     def bounded(self) -> bool: ...
+    @property
+    def firsts(self) -> str: ...
 
 SPAN = 8192  # a match is at most this long: how far around a hit a regex looks
 AROUND = 1024  # characters per line of context a pattern's unless/near reads
@@ -112,13 +114,14 @@ def starting_by(
     more (`bounded`; a `\\s+` can); one tried in a window cut shorter is tried again. In a
     log where every line holds the anchor, each line's window was tried from every line of it
     again (26 x 26 lines a line for a 26-line pattern)."""
-    if not target.prefix:
+    if not target.prefix and not target.firsts:
         yield from target.regex.finditer(text, lo, hi)
         return
-    limit = min(hi, pos + len(target.prefix))
-    start = text.find(target.prefix, max(lo, tried.get(target, 0)), limit)
     final = target.bounded  # every start tried so far had a window that held all its lines
-    while start >= 0:
+    after = max(lo, tried.get(target, 0))
+    for start in _starts(target, text, after, min(hi, pos + max(1, len(target.prefix)))):
+        if start < after:
+            continue
         m = target.regex.match(text, start, hi)
         # finditer's next match starts after this one: a start inside it is not tried
         after = max(m.end(), start + 1) if m is not None else start + 1
@@ -128,7 +131,24 @@ def starting_by(
             final = False
         if m is not None:
             yield m
-        start = text.find(target.prefix, after, limit)
+
+
+def _starts(target: Target, text: str, lo: int, limit: int) -> Iterator[int]:
+    """Where a match of the target could start in text[lo:limit]: its literal prefix's places,
+    or the places of the characters it can start with."""
+    if target.prefix:
+        start = text.find(target.prefix, lo, limit)
+        while start >= 0:
+            yield start
+            start = text.find(target.prefix, start + 1, limit)
+        return
+    for m in _charset(target.firsts).finditer(text, lo, limit):
+        yield m.start()
+
+
+@lru_cache(maxsize=256)
+def _charset(chars: str) -> re.Pattern[str]:
+    return re.compile("[" + "".join(re.escape(c) for c in chars) + "]")
 
 
 def lines_end(text: str, start: int, lines: int) -> int:
@@ -202,3 +222,64 @@ def _newlines(items: Any, dotall: bool) -> int:
 def newline_bound(pattern: str, flags: int) -> int:
     """The most line breaks a match of `pattern` can span (or look ahead over)."""
     return _newlines(sre_parse.parse(pattern, flags), bool(flags & re.DOTALL))
+
+
+MAX_FIRSTS = 40  # more possible first characters than this: the regex engine's own scan
+
+
+def _firsts(items: Any) -> tuple[frozenset[str] | None, bool]:
+    """(the characters a match of the parsed items can start with, or None when unknown; whether
+    the items can match nothing). Zero-width items (\\b, ^, lookarounds) are passed over."""
+    out: set[str] = set()
+    for op, arg in items:
+        if op is sre_constants.AT or op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            continue
+        chars, empty = _first_of(op, arg)
+        if chars is None:
+            return None, False
+        out |= chars
+        if not empty:
+            return frozenset(out), False
+    return frozenset(out), True
+
+
+def _first_of(op: Any, arg: Any) -> tuple[frozenset[str] | None, bool]:
+    if op is sre_constants.LITERAL:
+        return frozenset(chr(arg)), False
+    if op is sre_constants.IN:
+        if any(o is not sre_constants.LITERAL for o, _a in arg):
+            return None, False  # a range, a category or a negated class: too broad to list
+        return frozenset(chr(a) for _o, a in arg), False
+    if op is sre_constants.SUBPATTERN:
+        if arg[1] & re.IGNORECASE:
+            return None, False
+        return _firsts(arg[3])
+    if op is getattr(sre_constants, "ATOMIC_GROUP", None):
+        return _firsts(arg)
+    if op is sre_constants.BRANCH:
+        out: set[str] = set()
+        empty = False
+        for branch in arg[1]:
+            chars, none = _firsts(branch)
+            if chars is None:
+                return None, False
+            out |= chars
+            empty = empty or none
+        return frozenset(out), empty
+    if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT,
+              getattr(sre_constants, "POSSESSIVE_REPEAT", None)):  # fmt: skip
+        chars, empty = _firsts(arg[2])
+        return chars, empty or arg[0] == 0
+    return None, False
+
+
+@lru_cache(maxsize=4096)
+def first_chars(pattern: str, flags: int) -> str:
+    """The characters every match of `pattern` starts with, sorted ('' when not known, when it
+    can match nothing, or when there are more than MAX_FIRSTS of them)."""
+    if flags & re.IGNORECASE:
+        return ""
+    chars, empty = _firsts(sre_parse.parse(pattern, flags))
+    if chars is None or empty or len(chars) > MAX_FIRSTS:
+        return ""
+    return "".join(sorted(chars))
