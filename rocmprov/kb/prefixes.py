@@ -5,10 +5,10 @@ through a log (the journal, dmesg, a timestamped service log, torchrun's per-ran
 compose's or kubectl's per-container logs) and bare when pasted from a terminal. A table
 pattern is written from one report's text; `continued(regex)` lets every line break of it (`\\n`
 outside a character class) be followed by one such prefix, so that the pattern does not require,
-nor fail on, the prefix its report happened to have. The prefix is
-possessive (`?+`): taken whole when it is there, so that a `[^\n]*` after the break cannot take
-it too. Two ways through every prefixed line made a pattern spanning 30 lines exponential when it
-failed (round 15: the benchmark's 100 MB log never finished; tests/test_kb_linear.py).
+nor fail on, the prefix its report happened to have. The prefix is possessive (`?+`): taken
+whole when it is there, so that a `[^\n]*` after the break cannot take it too. Two ways through
+every prefixed line made a pattern spanning 30 lines exponential when it failed (round 15: the
+benchmark's 100 MB log never finished; tests/test_kb_linear.py).
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ def unwrap(text: str) -> tuple[str, array[int]]:
 # "&amp;...", so the order is safe); "&amp;" itself last, in one pass with any rarer one
 _COMMON = (("&quot;", '"'), ("&#34;", '"'), ("&#39;", "'"), ("&#x27;", "'"), ("&apos;", "'"),
            ("&lt;", "<"), ("&gt;", ">"), ("&nbsp;", " "))  # fmt: skip
-_RARE_ENTITY = re.compile(r"&(?!amp;)(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z]{2,8});")
+_RARE_ENTITY = re.compile("&(?!amp;)" + _ENTITY.pattern[1:])  # any escape but "&amp;"
 
 
 @lru_cache(maxsize=1024)

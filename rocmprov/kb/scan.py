@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from re import _compiler as sre_compiler  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
@@ -24,7 +23,15 @@ from rocmprov.kb import codes as status_codes
 from rocmprov.kb.anchors import choose_anchors
 from rocmprov.kb.table import Pattern, Table
 from rocmprov.kb.window import SPAN as _SPAN
-from rocmprov.kb.window import Seen, context_ok, first_chars, newline_bound, starting_by, widen
+from rocmprov.kb.window import (
+    Seen,
+    context_ok,
+    first_chars,
+    literal_prefix,
+    newline_bound,
+    starting_by,
+    widen,
+)
 
 MAX_EVIDENCE = 10  # evidence lines kept per entry
 EVIDENCE = "evidence"  # a multi-line pattern's group naming the lines it shows
@@ -75,12 +82,7 @@ class _Target:
     def prefix(self) -> str:
         """The literal every match of `regex` starts with ('' when it has none): a multi-line
         pattern is tried only where it could start at or before its anchor's hit."""
-        if self.source is None:
-            return ""
-        chars, _skip, _all = sre_compiler._get_literal_prefix(
-            sre_parse.parse(self.regex.pattern, self.regex.flags), self.regex.flags
-        )
-        return "".join(map(chr, chars))
+        return "" if self.source is None else literal_prefix(self.regex.pattern, self.regex.flags)
 
     @cached_property
     def firsts(self) -> str:
@@ -271,7 +273,7 @@ def scan(
                 # each line of a match is at most _SPAN long, the anchor's own line too: an
                 # enormous line gives the regex _SPAN either way of the hit, not lines * _SPAN
                 lo, hi = widen(text, max(start, pos - _SPAN), min(end, pos + _SPAN),
-                                 target.lines - 1, target.lines * _SPAN)  # fmt: skip
+                               target.lines - 1, target.lines * _SPAN)  # fmt: skip
                 for m in starting_by(target, text, lo, hi, pos, tried):
                     if m.start() > pos:
                         break

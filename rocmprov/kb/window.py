@@ -9,6 +9,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterator
 from functools import lru_cache
+from re import _compiler as sre_compiler  # type: ignore[attr-defined]
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any, Protocol
@@ -96,7 +97,7 @@ def context_ok(
     first = text.rfind("\n", max(0, s - SPAN), s) + 1
     last = text.find("\n", e)
     lo, hi = widen(text, first, len(text) if last < 0 else last, target.around,
-                     target.around * AROUND)  # fmt: skip
+                   target.around * AROUND)  # fmt: skip
     for regex, wanted in ((target.unless, False), (target.near, True)):
         found = regex is None or seen.setdefault(regex, Seen()).any_in(regex, text, lo, hi)
         if regex is not None and found != wanted:
@@ -108,7 +109,8 @@ def starting_by(
     target: Target, text: str, lo: int, hi: int, pos: int, tried: dict[Target, int]
 ) -> Iterator[re.Match[str]]:
     """Matches of a multi-line target in text[lo:hi] in order, as finditer gives them. With a
-    literal prefix, only those that start at or before `pos` and after the starts an earlier hit
+    literal prefix or a short list of first characters (where a match can start), only those
+    that start at or before `pos` and after the starts an earlier hit
     tried (`tried`: where the target's untried starts begin). A start's answer does not depend
     on the hit once a window held all target.lines lines from it, where the regex cannot span
     more (`bounded`; a `\\s+` can); one tried in a window cut shorter is tried again. In a
@@ -271,6 +273,13 @@ def _first_of(op: Any, arg: Any) -> tuple[frozenset[str] | None, bool]:
         chars, empty = _firsts(arg[2])
         return chars, empty or arg[0] == 0
     return None, False
+
+
+@lru_cache(maxsize=4096)
+def literal_prefix(pattern: str, flags: int) -> str:
+    """The literal every match of `pattern` starts with ('' when it has none)."""
+    chars, _skip, _all = sre_compiler._get_literal_prefix(sre_parse.parse(pattern, flags), flags)
+    return "".join(map(chr, chars))
 
 
 @lru_cache(maxsize=4096)
