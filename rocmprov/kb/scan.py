@@ -17,10 +17,10 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from re import _parser as sre_parse  # type: ignore[attr-defined]
-from typing import Any
 
 from rocmprov.kb import codes as status_codes
 from rocmprov.kb.anchors import choose_anchors
+from rocmprov.kb.literals import Finder, finder, over
 from rocmprov.kb.table import Pattern, Table
 from rocmprov.kb.window import SPAN as _SPAN
 from rocmprov.kb.window import (
@@ -117,31 +117,10 @@ class _Target:
 
 @dataclass(frozen=True, eq=False)  # hashed by identity (it is cached, and keys a cache)
 class _Compiled:
-    scan: re.Pattern[str]
+    scan: Finder
     targets: dict[str, tuple[_Target, ...]]  # anchor -> patterns it triggers (incl. prefixes)
     anchors: tuple[str, ...] = ()
-
-
-def _trie_regex(words: list[str]) -> str:
-    """One regex that matches any of `words`, shaped as a trie so that at each position the
-    engine tries one branch per distinct next character (not one per word). Longest first."""
-    root: dict[str, Any] = {}
-    for word in words:
-        node = root
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def emit(node: dict[str, Any]) -> str:
-        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        if "" in node:
-            return "(?:" + "|".join(alts) + ")?"
-        return body
-
-    return emit(root)
+    engine: str = "auto"  # what finds the anchors (kb/literals.py); "re" in tests
 
 
 @lru_cache(maxsize=8)
@@ -159,7 +138,7 @@ def compile_table(table: Table, codes: status_codes.Codes | None = None) -> _Com
     anchors = sorted(own)
     # the trie returns the longest anchor at a position: a hit also fires its prefixes
     targets = {a: tuple(t for n in range(len(a)) for t in own.get(a[: n + 1], ())) for a in anchors}
-    return _Compiled(scan=re.compile(_trie_regex(anchors)), targets=targets, anchors=tuple(anchors))
+    return _Compiled(scan=finder(anchors), targets=targets, anchors=tuple(anchors))
 
 
 def _without(compiled: _Compiled, full: set[int]) -> re.Pattern[str] | None:
@@ -169,15 +148,15 @@ def _without(compiled: _Compiled, full: set[int]) -> re.Pattern[str] | None:
 @lru_cache(maxsize=32)
 def _narrower(
     compiled: _Compiled, full: frozenset[int], skip: frozenset[str] = frozenset()
-) -> re.Pattern[str] | None:
-    """The scan regex without the anchors whose every target belongs to a saturated entry (a
+) -> Finder | None:
+    """The scan's finder without the anchors whose every target belongs to a saturated entry (a
     harmless line repeated on every other line of a log costs nothing more) and without the
     anchors in `skip`, or None when no anchor is left."""
     live = [
         a for a in compiled.anchors
         if a not in skip and any(t.entry not in full for t in compiled.targets[a])
     ]  # fmt: skip
-    return re.compile(_trie_regex(live)) if live else None
+    return finder(live, compiled.engine) if live else None
 
 
 @dataclass
@@ -207,7 +186,7 @@ def scan(
     covered: dict[tuple[int, int], tuple[int, int]] = {}  # (entry, pattern) -> (line, up to)
     done_on_line: set[str] = set()  # anchors with nothing left to do on the current line
     full: set[int] = set()  # entries counted MAX_COUNT times: not searched any more
-    search = compiled.scan.search
+    search = over(compiled.scan, text)
     line_no, counted_to = 1, 0
     start, end = 0, -1  # the current line's bounds: found once per line, not once per hit
     skipped, jump_at = 0, _SKIPS  # hits of done anchors skipped on the line; when to jump
@@ -230,7 +209,7 @@ def scan(
                 # anchors repeated along an enormous line: skip their hits there in C
                 jump_at *= 2
                 rest = _narrower(compiled, frozenset(full), frozenset(done_on_line))
-                hit = rest.search(text, pos + 1, end) if rest is not None else None
+                hit = over(rest, text)(text, pos + 1, end) if rest is not None else None
                 hit = hit or search(text, end)
             continue
         targets = compiled.targets[anchor]
@@ -295,7 +274,7 @@ def scan(
                     narrower = _without(compiled, full)
                     if narrower is None:
                         return found
-                    search = narrower.search
+                    search = over(narrower, text)
         if rest_done:
             done_on_line.add(anchor)
         hit = search(text, pos + 1)

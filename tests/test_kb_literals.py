@@ -1,0 +1,104 @@
+"""The scan's anchor finder (rocmprov/kb/literals.py): Hyperscan and the trie regex give the
+same hits, in the same order, on real text and on generated text (chunk edges, characters of
+every width, `endpos` cutting a word), and the whole scan finds the same causes with either."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rocmprov.kb import literals, load_table
+from rocmprov.kb import scan as kbscan
+from rocmprov.kb.codes import load_codes
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = load_table()
+COMPILED = kbscan.compile_table(TABLE, load_codes())
+ANCHORS = COMPILED.anchors
+TEXTS = sorted(
+    p for folder in ("kb", "kb-wordings", "healthy", "dmesg")
+    for p in (ROOT / "tests" / "fixtures" / folder).glob("*.txt")
+)  # fmt: skip
+
+
+def _hits(found: literals.Finder, text: str, endpos: int | None = None) -> list[tuple[int, str]]:
+    """Every hit, as the scan walks them: the next one from one past the last."""
+    search = literals.over(found, text)
+    endpos = len(text) if endpos is None else endpos
+    out: list[tuple[int, str]] = []
+    hit = search(text, 0, endpos)
+    while hit is not None:
+        out.append((hit.start(), hit.group()))
+        hit = search(text, hit.start() + 1, endpos)
+    return out
+
+
+HS = literals.finder(ANCHORS, "hyperscan")
+RE = literals.finder(ANCHORS, "re")
+
+
+def test_the_table_gets_hyperscan_where_it_is_installed() -> None:
+    assert not isinstance(COMPILED.scan, type(RE)), type(COMPILED.scan)
+
+
+def test_without_hyperscan_the_trie_regex_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "hyperscan", None)  # import fails, as with no wheel
+    found = literals.finder(["abc", "abd"])
+    assert isinstance(found, type(RE))
+    assert _hits(found, "xxabdxabc") == [(2, "abd"), (6, "abc")]
+
+
+def test_real_text_gives_the_same_hits() -> None:
+    text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in TEXTS)
+    hits = _hits(HS, text)
+    assert len(hits) > 1000
+    assert hits == _hits(RE, text)
+
+
+def test_a_word_across_a_chunk_edge_and_non_ascii_text_before_it() -> None:
+    word = "hipErrorNoBinaryForGpu"
+    assert word in ANCHORS or any(word.startswith(a) for a in ANCHORS)
+    for filler in ("x", "é", "\u2018", "\U0001f600", "\udcff"):  # 1 to 4 UTF-8 bytes, a surrogate
+        text = filler * (literals.CHUNK - 5) + word + filler * 3 + word
+        hits = _hits(HS, text)
+        assert hits == _hits(RE, text)
+        assert [s for s, _ in hits] == [literals.CHUNK - 5, literals.CHUNK - 5 + len(word) + 3]
+
+
+def test_endpos_takes_the_longest_word_that_fits() -> None:
+    found_hs = literals.finder(["HSA_", "HSA_STATUS"], "hyperscan")
+    found_re = literals.finder(["HSA_", "HSA_STATUS"], "re")
+    text = "x HSA_STATUS y"
+    for end in range(len(text) + 1):
+        assert _hits(found_hs, text, end) == _hits(found_re, text, end), end
+    assert _hits(found_hs, text, 8) == [(2, "HSA_")]
+
+
+PIECES = sorted({a[:n] for a in ANCHORS[::7] for n in (1, 3, len(a))}) + [
+    " ", "\n", "é", "\u2018", "\U0001f600", "x" * 50
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=60), st.integers(0, 400))
+def test_generated_text_gives_the_same_hits(parts: list[str], cut: int) -> None:
+    text = "".join(parts)
+    assert _hits(HS, text) == _hits(RE, text)
+    assert _hits(HS, text, cut) == _hits(RE, text, cut)
+
+
+@pytest.mark.parametrize("folder", ["kb", "kb-wordings", "healthy"])
+def test_the_scan_finds_the_same_with_either_engine(folder: str) -> None:
+    by_re = dataclasses.replace(COMPILED, scan=RE, engine="re")
+    paths = sorted((ROOT / "tests" / "fixtures" / folder).glob("*.txt"))
+    for path in paths:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        lines_hs: dict[int, tuple[int, str]] = {}
+        lines_re: dict[int, tuple[int, str]] = {}
+        assert kbscan.scan(text, COMPILED, lines_hs) == kbscan.scan(text, by_re, lines_re), path
+        assert lines_hs == lines_re, path
