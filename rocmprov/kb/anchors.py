@@ -1,8 +1,10 @@
 """Anchors: the literal each pattern is found by in the matcher's one-pass scan. Pure.
 
-The scan is one regex, a trie of every anchor. Python's regex engine skips in C over every
-character that cannot start an anchor and enters the trie at each one that can, so its speed is
-set by how often the *first characters* of the anchors occur in a log. Anchors are therefore
+Where Hyperscan loads, the scan reads every character once whatever the anchors (kb/literals.py);
+a hit costs the same whichever anchor it is. Without it the scan is one regex, a trie of every
+anchor: Python's regex engine skips in C over every character that cannot start an anchor and
+enters the trie at each one that can, so its speed is set by how often the *first characters*
+of the anchors occur in a log. Anchors are therefore
 chosen for the whole table at once (`choose_anchors`): each pattern's anchor starts, where it
 can, with a character another anchor already starts with, and otherwise with the rarest one in
 real logs; and it is at least PREFERRED characters long where the pattern has such a literal

@@ -1,5 +1,6 @@
-"""The matcher's one pass over a text: anchors found by one trie-shaped regex, the full regexes
-of the entries that own an anchor run only near its hits. Pure.
+"""The matcher's one pass over a text: anchors found in one pass (kb/literals.py: Hyperscan, or a
+trie-shaped regex), the full regexes of the entries that own an anchor run only near its hits.
+Pure.
 
 Cost is linear in the text. Each line's bounds are found once (not once per hit). A single-line
 regex is searched within its longest possible match (at most _SPAN = 8 KiB) around an anchor hit
@@ -38,10 +39,10 @@ EVIDENCE = "evidence"  # a multi-line pattern's group naming the lines it shows
 MAX_COUNT = 1000  # occurrences counted per entry; past that the entry's anchors leave the scan
 MAX_LINE = 4000  # characters of a line kept as evidence
 _CHUNK = 4096  # searched past a hit's own reach, so that the next hits on the line are skipped
-_LONG = 65536  # a line this long gets its repeated anchors skipped by a narrower regex ...
+_LONG = 65536  # a line this long gets its repeated anchors skipped by a narrower finder ...
 # ... once this many of its hits were skipped one by one, then again after twice as many: a
-# narrower regex costs a trie of every other anchor (~0.3 s), and a line of 300 different
-# messages made one at each anchor done (156 on a 100 KB line, a minute in all)
+# narrower finder costs every other anchor compiled again (~0.3 s as a regex trie), and a line of
+# 300 different messages made one at each anchor done (156 on a 100 KB line, a minute in all)
 _SKIPS = 1024
 _LEAD = 100  # characters of an enormous line shown before its match
 CODE_LINE = -1  # a scan target that marks a line for the status-code look-up
