@@ -13,7 +13,7 @@ from rocmprov.kb import match
 from rocmprov.kb.scan import _Compiled, _Target
 
 # a target's lazily compiled parts
-FORMS = ("regex", "width", "prefix", "firsts", "bounded", "whole", "unless", "near")
+FORMS = ("regex", "width", "prefix", "firsts", "whole", "unless", "near")
 
 
 def assert_leads(text: str, entry: str) -> None:

@@ -122,10 +122,11 @@ def test_the_generator_makes_the_variants_it_promises() -> None:
 # Entries with a multi-line pattern whose regex can span more lines than its `lines` says: a
 # `\\s+`, `\\s*` or `[^}]*` that crosses line breaks where the message has spaces, or a regex
 # longer than declared (kernel.mes-failed-to-respond: up to 68 lines, declared 40, the most a
-# window may hold; kfd.asic-not-supported declared 35 for its 34, 2026-12-06). The scan
-# cannot remember such a pattern's tried starts (kb/window.py starting_by), so a log of its
-# anchor lines costs it its whole window per line. Debt, not policy: the list may only shrink
-# (`[ \\t]+` where spaces are meant, a `lines` that holds the regex).
+# window may hold; kfd.asic-not-supported declared 35 for its 34, 2026-12-06). The scan cuts a
+# match at `lines` lines from its start (kb/window.py starting_by: so that each start is tried
+# once), so a message that runs longer (reflowed narrower than its author saw it) is missed or
+# shown cut. Debt, not policy: the list may only shrink (`[ \\t]+` where spaces are meant, a
+# `lines` that holds the regex).
 SPAN_DEBT = {
     "amdsmi.unexpected-data-gpu-metrics", "apt.amdgpu-list-missing-ubuntu-path",
     "apt.amdgpu-pro-firmware-conflict", "apt.amdgpu-repo-rocm-version-path",

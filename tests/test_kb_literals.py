@@ -79,8 +79,9 @@ def test_endpos_takes_the_longest_word_that_fits() -> None:
     assert _hits(found_hs, text, 8) == [(2, "HSA_")]
 
 
-PIECES = sorted({a[:n] for a in ANCHORS[::7] for n in (1, 3, len(a))}) + [
-    " ", "\n", "é", "\u2018", "\U0001f600", "x" * 50
+PIECES = [
+    *sorted({a[:n] for a in ANCHORS[::7] for n in (1, 3, len(a))}),
+    *(" ", "\n", "é", "\u2018", "\U0001f600", "x" * 50),
 ]
 
 

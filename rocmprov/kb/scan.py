@@ -29,7 +29,6 @@ from rocmprov.kb.window import (
     context_ok,
     first_chars,
     literal_prefix,
-    newline_bound,
     starting_by,
     widen,
 )
@@ -91,11 +90,6 @@ class _Target:
         if self.source is None or self.prefix:
             return ""
         return first_chars(self.regex.pattern, self.regex.flags)
-
-    @cached_property
-    def bounded(self) -> bool:
-        """No match spans more than `lines` lines (a `\\s+` or `[^}]*` could)."""
-        return newline_bound(self.regex.pattern, self.regex.flags) < self.lines
 
     @cached_property
     def whole(self) -> re.Pattern[str] | None:

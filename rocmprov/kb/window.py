@@ -31,8 +31,6 @@ class Target(Protocol):
     @property
     def near(self) -> re.Pattern[str] | None: ...
     @property
-    def bounded(self) -> bool: ...
-    @property
     def firsts(self) -> str: ...
 
 SPAN = 8192  # a match is at most this long: how far around a hit a regex looks
@@ -110,24 +108,25 @@ def starting_by(
 ) -> Iterator[re.Match[str]]:
     """Matches of a multi-line target in text[lo:hi] in order, as finditer gives them. With a
     literal prefix or a short list of first characters (where a match can start), only those
-    that start at or before `pos` and after the starts an earlier hit
-    tried (`tried`: where the target's untried starts begin). A start's answer does not depend
-    on the hit once a window held all target.lines lines from it, where the regex cannot span
-    more (`bounded`; a `\\s+` can); one tried in a window cut shorter is tried again. In a
-    log where every line holds the anchor, each line's window was tried from every line of it
-    again (26 x 26 lines a line for a 26-line pattern)."""
+    that start at or before `pos` and after the starts an earlier hit tried (`tried`: where the
+    target's untried starts begin). A match from a start holds at most target.lines lines (a
+    `\\s+` or `[^}]*` that could run on is cut there), so a start's answer does not depend on
+    the hit once a window held all those lines: it is not tried again. One tried in a window cut
+    shorter (enormous lines) is. In a log where every line holds the anchor, each line's window
+    was tried from every line of it again (26 x 26 lines a line for a 26-line pattern)."""
     if not target.prefix and not target.firsts:
         yield from target.regex.finditer(text, lo, hi)
         return
-    final = target.bounded  # every start tried so far had a window that held all its lines
+    final = True  # every start tried so far had a window that held all its lines
     after = max(lo, tried.get(target, 0))
     for start in _starts(target, text, after, min(hi, pos + max(1, len(target.prefix)))):
         if start < after:
             continue
-        m = target.regex.match(text, start, hi)
+        stop = lines_end(text, start, target.lines)
+        m = target.regex.match(text, start, min(hi, stop))
         # finditer's next match starts after this one: a start inside it is not tried
         after = max(m.end(), start + 1) if m is not None else start + 1
-        if final and lines_end(text, start, target.lines) <= hi:
+        if final and stop <= hi:
             tried[target] = after  # its answer cannot change: not tried again
         else:  # a window cut short (enormous lines): a later hit's may hold the match
             final = False
