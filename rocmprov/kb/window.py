@@ -122,7 +122,7 @@ def starting_by(
     for start in _starts(target, text, after, min(hi, pos + max(1, len(target.prefix)))):
         if start < after:
             continue
-        stop = lines_end(text, start, target.lines)
+        stop = lines_end(text, start, target.lines, hi)
         m = target.regex.match(text, start, min(hi, stop))
         # finditer's next match starts after this one: a start inside it is not tried
         after = max(m.end(), start + 1) if m is not None else start + 1
@@ -152,13 +152,14 @@ def _charset(chars: str) -> re.Pattern[str]:
     return re.compile("[" + "".join(re.escape(c) for c in chars) + "]")
 
 
-def lines_end(text: str, start: int, lines: int) -> int:
-    """Where the `lines` lines from `start` end (the text's end if it ends first)."""
+def lines_end(text: str, start: int, lines: int, limit: int) -> int:
+    """Where the `lines` lines from `start` end (the text's end if it ends first), read no
+    further than `limit`: past it, limit + 1."""
     end = start - 1
     for _ in range(lines):
-        end = text.find("\n", end + 1)
+        end = text.find("\n", end + 1, limit)
         if end < 0:
-            return len(text)
+            return len(text) if limit >= len(text) else limit + 1
     return end
 
 
