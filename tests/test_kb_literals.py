@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,39 @@ def test_the_scan_finds_the_same_with_either_engine(folder: str) -> None:
         lines_re: dict[int, tuple[int, str]] = {}
         assert kbscan.scan(text, COMPILED, lines_hs) == kbscan.scan(text, by_re, lines_re), path
         assert lines_hs == lines_re, path
+
+
+def test_threads_scanning_at_once_each_get_their_hits() -> None:
+    """One Hyperscan scratch for two threads fails (ScratchInUseError): each thread has its own."""
+    # a hit on every line: each chunk's scan calls back into Python over a thousand times, and
+    # another thread may run in between
+    text = "[drm] amdgpu kernel modesetting enabled.\n" * 40_000
+    want = _hits(RE, text)
+    got: list[object] = []
+
+    def run() -> None:
+        try:
+            got.append(_hits(HS, text))
+        except Exception as exc:  # the test reports any failure of a thread
+            got.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert got == [want] * 6
+    assert HS.fallback is None  # no scan failed (a failure would have gone on with the regex)
+
+
+def test_a_scan_that_fails_goes_on_with_the_regex(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = literals.finder(ANCHORS, "hyperscan")
+    text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in TEXTS[:50])
+    first = _hits(found, text[:1000])
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise found.engine.error("no memory")  # type: ignore[union-attr]
+
+    monkeypatch.setattr(found, "db", type("Db", (), {"scan": staticmethod(broken)})())
+    assert _hits(found, text) == _hits(RE, text)
+    assert first == _hits(RE, text[:1000])

@@ -17,6 +17,7 @@ Two engines give the same answers (tests/test_kb_literals.py):
 from __future__ import annotations
 
 import re
+import threading
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -72,16 +73,26 @@ def trie_regex(words: Sequence[str]) -> str:
 
 class _Hyperscan:
     """The words as one Hyperscan database of their UTF-8 bytes. UTF-8 is self-synchronising, so
-    a word's bytes match only where its first character starts."""
+    a word's bytes match only where its first character starts. A scan needs scratch memory of
+    its own: one per thread (two threads on one scratch fail with ScratchInUseError)."""
 
     def __init__(self, words: Sequence[str], engine: Any) -> None:
         self.words = tuple(words)
+        self.engine = engine
         self.longest = max(map(len, self.words))
         data = [word.encode("utf-8", "surrogatepass") for word in self.words]
         self.sizes = [len(b) for b in data]  # a word's bytes, where a character is not one
         self.db = engine.Database(mode=engine.HS_MODE_BLOCK)
         self.db.compile(expressions=data, ids=list(range(len(data))), elements=len(data),
                         flags=0, literal=True)  # fmt: skip
+        self._local = threading.local()
+        self.fallback: re.Pattern[str] | None = None  # set if a scan ever fails
+
+    def scratch(self) -> Any:
+        made = getattr(self._local, "scratch", None)
+        if made is None:
+            made = self._local.scratch = self.engine.Scratch(self.db)
+        return made
 
     def hits(self, text: str, lo: int, hi: int) -> tuple[list[int], list[str]]:
         """The hits that start in [lo, hi): their starts, ascending, and their words (at one
@@ -89,7 +100,8 @@ class _Hyperscan:
         piece = text[lo : hi + self.longest - 1]
         data = piece.encode("utf-8", "surrogatepass")
         ends: list[tuple[int, int]] = []
-        self.db.scan(data, match_event_handler=lambda i, _f, to, _x, _c: ends.append((to, i)))
+        self.db.scan(data, match_event_handler=lambda i, _f, to, _x, _c: ends.append((to, i)),
+                     scratch=self.scratch())  # fmt: skip
         words, sizes = self.words, self.sizes
         if len(data) == len(piece):  # ASCII: a byte is a character
             found = [(lo + to - sizes[i], -sizes[i], words[i]) for to, i in ends]
@@ -118,9 +130,15 @@ class _Cursor:
         endpos = self.size if endpos is None else min(endpos, self.size)
         pos = max(pos, 0)
         while pos < endpos:
+            if self.finder.fallback is not None:
+                return self.finder.fallback.search(text, pos, endpos)
             if not self.lo <= pos < self.hi:
+                try:
+                    self.starts, self.words = self.finder.hits(text, pos, pos + CHUNK)
+                except self.finder.engine.error:  # out of memory, say: the regex goes on
+                    self.finder.fallback = re.compile(trie_regex(self.finder.words))
+                    continue
                 self.lo, self.hi = pos, min(self.size, pos + CHUNK)
-                self.starts, self.words = self.finder.hits(text, self.lo, self.hi)
             starts, words = self.starts, self.words
             for i in range(bisect_left(starts, pos), len(starts)):
                 start = starts[i]
