@@ -5,6 +5,7 @@ every width, `endpos` cutting a word), and the whole scan finds the same causes 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import threading
 from pathlib import Path
@@ -39,12 +40,18 @@ def _hits(found: literals.Finder, text: str, endpos: int | None = None) -> list[
     return out
 
 
-HS = literals.finder(ANCHORS, "hyperscan")
 RE = literals.finder(ANCHORS, "re")
 
 
+@functools.cache
+def _hs(words: tuple[str, ...] = ANCHORS) -> literals.Finder:
+    """A Hyperscan finder (built in the test, so that a machine without Hyperscan fails these
+    tests, not the collection of every test)."""
+    return literals.finder(words, "hyperscan")
+
+
 def test_the_table_gets_hyperscan_where_it_is_installed() -> None:
-    assert not isinstance(COMPILED.scan, type(RE)), type(COMPILED.scan)
+    assert type(COMPILED.scan) is type(_hs()), type(COMPILED.scan)
 
 
 def test_without_hyperscan_the_trie_regex_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -56,7 +63,7 @@ def test_without_hyperscan_the_trie_regex_is_used(monkeypatch: pytest.MonkeyPatc
 
 def test_real_text_gives_the_same_hits() -> None:
     text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in TEXTS)
-    hits = _hits(HS, text)
+    hits = _hits(_hs(), text)
     assert len(hits) > 1000
     assert hits == _hits(RE, text)
 
@@ -66,7 +73,7 @@ def test_a_word_across_a_chunk_edge_and_non_ascii_text_before_it() -> None:
     assert word in ANCHORS or any(word.startswith(a) for a in ANCHORS)
     for filler in ("x", "é", "\u2018", "\U0001f600", "\udcff"):  # 1 to 4 UTF-8 bytes, a surrogate
         text = filler * (literals.CHUNK - 5) + word + filler * 3 + word
-        hits = _hits(HS, text)
+        hits = _hits(_hs(), text)
         assert hits == _hits(RE, text)
         assert [s for s, _ in hits] == [literals.CHUNK - 5, literals.CHUNK - 5 + len(word) + 3]
 
@@ -90,8 +97,68 @@ PIECES = [
 @given(st.lists(st.sampled_from(PIECES), max_size=60), st.integers(0, 400))
 def test_generated_text_gives_the_same_hits(parts: list[str], cut: int) -> None:
     text = "".join(parts)
-    assert _hits(HS, text) == _hits(RE, text)
-    assert _hits(HS, text, cut) == _hits(RE, text, cut)
+    assert _hits(_hs(), text) == _hits(RE, text)
+    assert _hits(_hs(), text, cut) == _hits(RE, text, cut)
+
+
+ALPHABET = st.sampled_from(["a", "b", "c", "é", "\u2018", "\U0001f600", "\udcff", "\n", " "])
+WORDS = st.lists(st.text(ALPHABET, min_size=1, max_size=4), min_size=1, max_size=6, unique=True)
+
+
+@settings(max_examples=400, deadline=None)
+@given(WORDS, st.lists(ALPHABET, max_size=40), st.integers(1, 9), st.integers(1, 6),
+       st.integers(-3, 45), st.integers(-3, 50))  # fmt: skip
+def test_small_chunks_random_words_and_bounds_give_the_same_hits(
+    words: list[str], parts: list[str], chunk: int, dense: int, pos: int, endpos: int
+) -> None:
+    """Chunks of 1-9 characters, a dense limit of 1-6 hits: every hit is near a chunk's edge,
+    and both the sorted and the dense (regex) path run; one cursor answers every query."""
+    text = "".join(parts)
+    found, regex = literals.finder(words, "hyperscan"), literals.finder(words, "re")
+    patch = pytest.MonkeyPatch()
+    patch.setattr(literals, "CHUNK", chunk)
+    patch.setattr(literals, "DENSE", dense)
+    try:
+        assert _hits(found, text) == _hits(regex, text)
+        search = literals.over(found, text)
+        for p, e in ((pos, endpos), (0, endpos), (pos, len(text)), (max(pos, 0), endpos)):
+            got, want = search(text, p, e), regex.search(text, max(p, 0), max(e, 0))
+            assert (got and (got.start(), got.group())) == (want and (want.start(), want.group()))
+    finally:
+        patch.undo()
+
+
+def test_a_word_with_a_nul_is_left_to_the_regex() -> None:
+    """Hyperscan's literal API cuts a word at a NUL: such a list is not given to it."""
+    found = literals.finder(["a\x00b", "zz"])
+    assert isinstance(found, type(RE))
+    assert _hits(found, "xa yab\x00 a\x00b") == [(8, "a\x00b")]
+
+
+def test_a_dense_chunk_is_searched_by_the_regex_and_gives_the_same_hits() -> None:
+    text = "hipErrorNoBinaryForGpu HSA_ " * 20_000 + "tail HSA_STATUS_ERROR_OUT_OF_RESOURCES"
+    assert _hits(_hs(), text) == _hits(RE, text)
+
+
+def _scan_both(text: str) -> None:
+    by_re = dataclasses.replace(COMPILED, scan=RE, engine="re")
+    lines_hs: dict[int, tuple[int, str]] = {}
+    lines_re: dict[int, tuple[int, str]] = {}
+    assert kbscan.scan(text, COMPILED, lines_hs) == kbscan.scan(text, by_re, lines_re)
+    assert lines_hs == lines_re
+
+
+def test_saturated_entries_and_enormous_lines_scan_the_same() -> None:
+    """The scan's narrower finders: entries counted MAX_COUNT times leave it, and anchors done
+    on an enormous line are skipped by a finder without them."""
+    firsts = [
+        next((x for x in p.read_text(encoding="utf-8").splitlines() if len(x) > 20), "")
+        for p in sorted((ROOT / "tests" / "fixtures" / "kb").glob("*.txt"))
+    ]  # fmt: skip
+    saturating = "\n".join(firsts[:40]) + "\n"
+    _scan_both(saturating * (kbscan.MAX_COUNT + 50))
+    _scan_both(" ".join(firsts) * 3)  # one line of 300 KB: the skip and its narrower finders
+    _scan_both((" ".join(firsts[:5]) + " ") * 3000 + "\r\n" + saturating * 20)
 
 
 @pytest.mark.parametrize("folder", ["kb", "kb-wordings", "healthy"])
@@ -116,7 +183,7 @@ def test_threads_scanning_at_once_each_get_their_hits() -> None:
 
     def run() -> None:
         try:
-            got.append(_hits(HS, text))
+            got.append(_hits(_hs(), text))
         except Exception as exc:  # the test reports any failure of a thread
             got.append(exc)
 
@@ -126,7 +193,7 @@ def test_threads_scanning_at_once_each_get_their_hits() -> None:
     for thread in threads:
         thread.join()
     assert got == [want] * 6
-    assert HS.fallback is None  # no scan failed (a failure would have gone on with the regex)
+    assert not _hs().failed  # no scan failed (a failure would have gone on with the regex)
 
 
 def test_a_scan_that_fails_goes_on_with_the_regex(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,8 +10,10 @@ Two engines give the same answers (tests/test_kb_literals.py):
   read CHUNK characters at a time, each chunk's hits sorted by start. Python's regex engine
   starts a match attempt at every character that begins some anchor, about a quarter of a log's
   characters with ~1,000 anchors; this reads every character once, in C (docs/benchmarks.md).
+  A chunk with more than DENSE hits (a hit every 16 characters) is searched by the regex, which
+  costs less per hit than sorting them in Python.
 - a regex shaped as a trie of the words, where Hyperscan is not installed or does not load (a
-  platform without a wheel, a CPU without SSSE3).
+  platform without a wheel, a CPU without SSSE3, a word with a NUL its literal API cuts at).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 CHUNK = 65536  # characters of text whose hits are found and sorted at a time
+DENSE = CHUNK // 16  # more hits than this in a chunk: the regex searches it
 
 
 class Hit(Protocol):
@@ -86,7 +89,14 @@ class _Hyperscan:
         self.db.compile(expressions=data, ids=list(range(len(data))), elements=len(data),
                         flags=0, literal=True)  # fmt: skip
         self._local = threading.local()
-        self.fallback: re.Pattern[str] | None = None  # set if a scan ever fails
+        self._regex: re.Pattern[str] | None = None
+        self.failed = False  # a scan failed: the regex does the rest
+
+    def regex(self) -> re.Pattern[str]:
+        """The same words as a trie regex (dense chunks, and after a failed scan)."""
+        if self._regex is None:
+            self._regex = re.compile(trie_regex(self.words))
+        return self._regex
 
     def scratch(self) -> Any:
         made = getattr(self._local, "scratch", None)
@@ -94,14 +104,21 @@ class _Hyperscan:
             made = self._local.scratch = self.engine.Scratch(self.db)
         return made
 
-    def hits(self, text: str, lo: int, hi: int) -> tuple[list[int], list[str]]:
+    def hits(self, text: str, lo: int, hi: int) -> tuple[list[int], list[str]] | None:
         """The hits that start in [lo, hi): their starts, ascending, and their words (at one
-        start, longest first)."""
+        start, longest first); None when there are more than DENSE."""
         piece = text[lo : hi + self.longest - 1]
         data = piece.encode("utf-8", "surrogatepass")
         ends: list[tuple[int, int]] = []
-        self.db.scan(data, match_event_handler=lambda i, _f, to, _x, _c: ends.append((to, i)),
-                     scratch=self.scratch())  # fmt: skip
+
+        def on_hit(i: int, _from: int, to: int, _flags: int, _context: Any) -> bool:
+            ends.append((to, i))
+            return len(ends) > DENSE  # true: Hyperscan stops (ScanTerminated)
+
+        try:
+            self.db.scan(data, match_event_handler=on_hit, scratch=self.scratch())
+        except self.engine.ScanTerminated:
+            return None
         words, sizes = self.words, self.sizes
         if len(data) == len(piece):  # ASCII: a byte is a character
             found = [(lo + to - sizes[i], -sizes[i], words[i]) for to, i in ends]
@@ -125,27 +142,40 @@ class _Cursor:
         self.lo = self.hi = 0
         self.starts: list[int] = []
         self.words: list[str] = []
+        self.dense = False  # the chunk is searched by the regex
 
-    def search(self, text: str, pos: int = 0, endpos: int | None = None) -> _Hit | None:
+    def _read(self, text: str, pos: int) -> None:
+        finder = self.finder
+        try:
+            found = finder.hits(text, pos, pos + CHUNK)
+        except finder.engine.error:  # out of memory, say: the regex does the rest
+            finder.failed = True
+            found = None
+        self.lo, self.hi = pos, min(self.size, pos + CHUNK)
+        self.dense = found is None
+        self.starts, self.words = found or ([], [])
+
+    def search(self, text: str, pos: int = 0, endpos: int | None = None) -> Hit | None:
+        finder = self.finder
         endpos = self.size if endpos is None else min(endpos, self.size)
         pos = max(pos, 0)
         while pos < endpos:
-            if self.finder.fallback is not None:
-                return self.finder.fallback.search(text, pos, endpos)
+            if finder.failed:
+                return finder.regex().search(text, pos, endpos)
             if not self.lo <= pos < self.hi:
-                try:
-                    self.starts, self.words = self.finder.hits(text, pos, pos + CHUNK)
-                except self.finder.engine.error:  # out of memory, say: the regex goes on
-                    self.finder.fallback = re.compile(trie_regex(self.finder.words))
-                    continue
-                self.lo, self.hi = pos, min(self.size, pos + CHUNK)
-            starts, words = self.starts, self.words
-            for i in range(bisect_left(starts, pos), len(starts)):
-                start = starts[i]
-                if start >= endpos:
-                    return None
-                if start + len(words[i]) <= endpos:  # else a shorter word there may fit
-                    return _Hit(start, words[i])
+                self._read(text, pos)
+            if self.dense:  # a word that starts in the chunk ends by hi + longest - 1
+                hit = finder.regex().search(text, pos, min(endpos, self.hi + finder.longest - 1))
+                if hit is not None and hit.start() < self.hi:
+                    return hit
+            else:
+                starts, words = self.starts, self.words
+                for i in range(bisect_left(starts, pos), len(starts)):
+                    start = starts[i]
+                    if start >= endpos:
+                        return None
+                    if start + len(words[i]) <= endpos:  # else a shorter word there may fit
+                        return _Hit(start, words[i])
             pos = self.hi
         return None
 
@@ -154,18 +184,22 @@ Finder = re.Pattern[str] | _Hyperscan
 
 
 def finder(words: Sequence[str], engine: str = "auto") -> Finder:
-    """The fastest finder that loads here for `words` (non-empty); `engine` "re" forces the
-    trie regex, "hyperscan" requires Hyperscan (tests compare the two)."""
-    if engine != "re":
+    """The fastest finder that loads here for `words`; `engine` "re" forces the trie regex,
+    "hyperscan" requires Hyperscan (tests compare the two)."""
+    if not words:
+        return re.compile(r"(?!)")
+    if engine != "re" and all(w and "\x00" not in w for w in words):
         try:
             import hyperscan  # a C extension: imported only when a table is compiled
-        except ImportError:  # not installed (or no wheel for this platform)
+
+            failure: type[Exception] = hyperscan.error
+        except (ImportError, OSError, AttributeError):  # not installed, or a broken install
             if engine == "hyperscan":
                 raise
         else:
             try:
                 return _Hyperscan(words, hyperscan)
-            except hyperscan.error:  # a CPU it cannot run on: the regex does the job
+            except (failure, AttributeError):  # a CPU it cannot run on: the regex does the job
                 if engine == "hyperscan":
                     raise
     return re.compile(trie_regex(words))
