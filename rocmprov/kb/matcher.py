@@ -1,8 +1,8 @@
 """Match error text or a whole log against the troubleshooting table: known causes, ranked.
 
 One pass: every pattern of the table has a literal anchor (see table.py); all anchors are
-compiled once into one trie-shaped regex, so the regex engine skips, in C, every position whose
-character cannot start an anchor. Only at an anchor hit does Python look at the line (or the
+found in C in one pass (kb/literals.py: Hyperscan, or one trie-shaped regex where it does not
+load). Only at an anchor hit does Python look at the line (or the
 few lines, for a multi-line pattern) around it and run the full regexes of the entries that own
 that anchor (kb/scan.py; linear in the text). Pure functions: no I/O here.
 

@@ -133,10 +133,12 @@ def compile_table(table: Table, codes: status_codes.Codes | None = None) -> _Com
     anchors = sorted(own)
     # the trie returns the longest anchor at a position: a hit also fires its prefixes
     targets = {a: tuple(t for n in range(len(a)) for t in own.get(a[: n + 1], ())) for a in anchors}
-    return _Compiled(scan=finder(anchors), targets=targets, anchors=tuple(anchors))
+    found = finder(anchors)  # the narrower finders use the engine that loaded here
+    engine = "re" if isinstance(found, re.Pattern) else "auto"
+    return _Compiled(scan=found, targets=targets, anchors=tuple(anchors), engine=engine)
 
 
-def _without(compiled: _Compiled, full: set[int]) -> re.Pattern[str] | None:
+def _without(compiled: _Compiled, full: set[int]) -> Finder | None:
     return _narrower(compiled, frozenset(full))
 
 
