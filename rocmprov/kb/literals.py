@@ -128,7 +128,7 @@ class _Hyperscan:
             for begin, i in sorted((to - sizes[i], i) for to, i in ends):
                 char += len(data[byte:begin].decode("utf-8", "surrogatepass"))
                 byte = begin
-                found.append((lo + char, -len(words[i]), words[i]))
+                found.append((lo + char, -sizes[i], words[i]))  # at one start: prefixes
         found.sort()
         cut = bisect_left(found, (hi,))
         return [f[0] for f in found[:cut]], [f[2] for f in found[:cut]]

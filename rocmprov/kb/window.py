@@ -1,6 +1,7 @@
 """Where a pattern's regexes look around an anchor hit: the lines of a window, the lines a
-pattern's `unless`/`near` context reads, and the starts a multi-line pattern is tried at. Pure;
-used by kb/scan.py.
+pattern's `unless`/`near` context reads, and the starts a multi-line pattern is tried at; and
+the analyses of a regex these need (literal prefix, first characters, line breaks). Pure; used
+by kb/scan.py (and `newline_bound` by the table's hygiene test).
 """
 
 from __future__ import annotations
@@ -222,7 +223,9 @@ def _newlines(items: Any, dotall: bool) -> int:
 
 @lru_cache(maxsize=4096)
 def newline_bound(pattern: str, flags: int) -> int:
-    """The most line breaks a match of `pattern` can span (or look ahead over)."""
+    """The most line breaks a match of `pattern` can span (or look ahead over). The scan cuts a
+    match at its declared lines (starting_by); the table's hygiene test lists the patterns that
+    could run on further (tests/test_kb_hygiene.py, SPAN_DEBT)."""
     return _newlines(sre_parse.parse(pattern, flags), bool(flags & re.DOTALL))
 
 
