@@ -28,6 +28,7 @@ TABLE = load_table()
 ROOT = Path(__file__).resolve().parent.parent
 MIB = 1024 * 1024
 FIXTURES = ROOT / "tests" / "fixtures" / "kb"
+WORDINGS = ROOT / "tests" / "fixtures" / "kb-wordings"
 # units repeated along one line: anchors of the scan, a status code's literal, a fact's prefix
 UNITS = ["HSA_ ", "hipError ", "gfx1030 ", "Marketing Name: AMD ", "https://", "rocblas_status_"]
 
@@ -324,3 +325,45 @@ def test_the_end_of_a_starts_lines_is_looked_for_only_inside_its_window() -> Non
     assert window.lines_end(line * 3, 0, 2, 1000) == 2 * len(line) - 1
     assert window.lines_end(line * 3, 0, 5, 1000) == 3 * len(line)  # the text ends first
     assert window.lines_end("y" * 10_000, 0, 2, 500) == 501  # past the window: not final
+
+
+def test_a_match_starts_at_most_its_reach_before_its_anchor() -> None:
+    """A single-line regex is searched for from `reach_before` characters before a hit of its
+    anchor, not its whole width: every match in the table's own fixtures holds its anchor
+    within that reach of its start."""
+    from rocmprov.kb.anchors import reach_before
+
+    assert reach_before(r"(?<![\w-])[\w-]{1,9}+\.so: undefined symbol: \w*", "symbol: ") == 24
+    assert reach_before(r"(?:ab|c)d: x", "d: x") == 2  # an alternative's longest branch
+    assert reach_before(r"(?:in a repeat)+", "repeat") is None  # any copy may hold it
+    assert reach_before(r"a(?:b|fatal: x)", "fatal: x") is None  # only in an alternative
+    assert reach_before(r"x[^\n]*fatal: ", "fatal: ") >= kbscan._SPAN  # unbounded: whole width
+    checked = 0
+    for entry in TABLE.entries:
+        own = [FIXTURES / f"{entry.id}.txt", *WORDINGS.glob(f"{entry.id}.*.txt")]
+        texts = [p.read_text(encoding="utf-8") for p in own if p.exists()]
+        for pattern in entry.patterns:
+            reach = reach_before(pattern.compiled.pattern, pattern.anchor, pattern.compiled.flags)
+            if pattern.lines > 1 or reach is None:
+                continue
+            for text in texts:
+                for m in pattern.compiled.finditer(text):
+                    assert m.group().find(pattern.anchor) <= reach, (entry.id, m.group())
+                    checked += 1
+    assert checked > 500, checked
+
+
+def test_the_context_of_a_match_on_an_enormous_line_is_read_within_a_span_of_it() -> None:
+    """`unless`/`near` read the match's own line at most SPAN either way: on a 4 MiB line they
+    read the whole line (0.15 s of the 4 MiB benchmark's ~1 s)."""
+    tally = [0]
+    context = _Counting(re.compile("never here"), tally)
+
+    class _Target:
+        lines, around, regex, prefix, near = 1, 1, re.compile("x"), "", None
+        unless = context
+
+    text = "y" * (4 * MIB)
+    s = 2 * MIB
+    assert window.context_ok(text, _Target(), s, s + 10, {})  # type: ignore[arg-type]
+    assert tally[0] <= 2 * window.SPAN + 10 + 2 * window.AROUND, tally[0]

@@ -132,3 +132,40 @@ def choose_anchors(patterns: list[list[str]], starts: set[str] | None = None) ->
 def derive_anchor(regex: str) -> str:
     """The anchor of one regex on its own (no other anchors chosen yet)."""
     return choose_anchors([regex_runs(regex)])[0]
+
+
+def _flat(items: Any, out: list[str | int]) -> None:
+    """The top-level sequence of a parsed regex as characters (its literals) and ints (the
+    most characters an item between them can take); plain groups are opened in place."""
+    for op, arg in items:
+        if op is sre_constants.LITERAL:
+            out.append(chr(arg))
+        elif op is sre_constants.SUBPATTERN and not (arg[1] or arg[2]):
+            _flat(arg[3], out)
+        elif op is not sre_constants.AT:
+            out.append(sre_parse.SubPattern(items.state, [(op, arg)]).getwidth()[1])
+
+
+def reach_before(regex: str, anchor: str, flags: int = 0) -> int | None:
+    """The most characters a match of `regex` can hold before the `anchor` it is found by, or
+    None where the anchor is not one of its top-level literals (inside a repeat or an
+    alternative). A match is then searched for from that far before a hit of its anchor, not
+    from its whole width before (kb/scan.py)."""
+    if not anchor:
+        return None
+    seq: list[str | int] = []
+    _flat(sre_parse.parse(regex, flags), seq)
+    reach: int | None = None
+    offset, run, run_at = 0, "", 0
+    for item in [*seq, 0]:
+        if isinstance(item, str):
+            run, run_at = (run + item, run_at) if run else (item, offset)
+            offset += 1
+            continue
+        at = run.find(anchor)
+        while at >= 0:
+            reach = max(reach or 0, run_at + at)
+            at = run.find(anchor, at + 1)
+        run = ""
+        offset += item
+    return reach

@@ -3,13 +3,14 @@ trie-shaped regex), the full regexes of the entries that own an anchor run only 
 Pure.
 
 Cost is linear in the text. Each line's bounds are found once (not once per hit). A single-line
-regex is searched within its longest possible match (at most _SPAN = 8 KiB) around an anchor hit
-and _CHUNK beyond, and the hits that search covered are skipped; a multi-line one once per line,
+regex is searched from the most characters its match can hold before its anchor (kb/anchors.py,
+reach_before) to its longest possible match (at most _LINE_SPAN = 4 KiB) after an anchor hit and
+_CHUNK beyond, and the hits that search covered are skipped; a multi-line one once per line,
 within _SPAN a line around the hit, from each start once (kb/window.py). So a match longer than
-8 KiB on a line is not found (no real error line is that long), and an enormous line's evidence is
-shown from just before its match, cut at MAX_LINE characters. A pattern may not begin with an
-unbounded repeat (tests/test_kb_hygiene.py): the regex engine would retry it from every position of
-a long run of its characters.
+4 KiB on a line is not found (no real error line is that long; evidence is cut at MAX_LINE), and
+an enormous line's evidence is shown from just before its match, cut at MAX_LINE characters. A
+pattern may not begin with an unbounded repeat (tests/test_kb_hygiene.py): the regex engine would
+retry it from every position of a long run of its characters.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from functools import cached_property, lru_cache
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 
 from rocmprov.kb import codes as status_codes
-from rocmprov.kb.anchors import choose_anchors
+from rocmprov.kb.anchors import choose_anchors, reach_before
 from rocmprov.kb.literals import Finder, finder, over
 from rocmprov.kb.table import Pattern, Table
 from rocmprov.kb.window import SPAN as _SPAN
@@ -37,6 +38,7 @@ MAX_EVIDENCE = 10  # evidence lines kept per entry
 EVIDENCE = "evidence"  # a multi-line pattern's group naming the lines it shows
 MAX_COUNT = 1000  # occurrences counted per entry; past that the entry's anchors leave the scan
 MAX_LINE = 4000  # characters of a line kept as evidence
+_LINE_SPAN = 4096  # the longest match of a single-line regex (a 4 MiB line: 8 KiB cost 1.3x)
 _CHUNK = 4096  # searched past a hit's own reach, so that the next hits on the line are skipped
 _LONG = 65536  # a line this long gets its repeated anchors skipped by a narrower finder ...
 # ... once this many of its hits were skipped one by one, then again after twice as many: a
@@ -75,8 +77,21 @@ class _Target:
 
     @cached_property
     def width(self) -> int:
-        """The longest match the regex can make (at most _SPAN)."""
-        return min(_SPAN, sre_parse.parse(self.regex.pattern).getwidth()[1])
+        """The longest match the regex can make (at most _LINE_SPAN on one line, _SPAN on more)."""
+        span = _LINE_SPAN if self.lines == 1 else _SPAN
+        return min(span, sre_parse.parse(self.regex.pattern).getwidth()[1])
+
+    @cached_property
+    def before(self) -> int:
+        """The most characters a match can hold before its anchor (at most `width`): a
+        single-line regex is searched for from that far before a hit."""
+        if self.source is None:
+            return 0
+        own = self.source.compiled  # and as written: `whole` (cut_at_line_end adds after it)
+        reach = [reach_before(regex, self.source.anchor, own.flags)
+                 for regex in {own.pattern, self.source.regex}]  # fmt: skip
+        known = [r for r in reach if r is not None]
+        return min(self.width, max(known)) if len(known) == len(reach) else self.width
 
     @cached_property
     def prefix(self) -> str:
@@ -219,14 +234,15 @@ def scan(
             if target.entry in full:
                 continue
             if target.lines == 1:
-                # a match holds the anchor, so it lies within target.width of the hit: search
-                # there and CHUNK beyond, then skip the hits whose matches that search covered
+                # a match holds the anchor, so it starts at most target.before before the hit and
+                # ends within target.width of it: search there and CHUNK beyond, then skip the
+                # hits whose matches that search covered
                 key1 = (target.entry, target.pattern)
                 line, upto = covered.get(key1, (-1, -1))
                 if line == start and pos <= upto:
                     rest_done = rest_done and upto == end
                     continue
-                lo, hi = max(start, pos - target.width), min(end, pos + target.width + _CHUNK)
+                lo, hi = max(start, pos - target.before), min(end, pos + target.width + _CHUNK)
                 regex = target.regex
                 if target.whole is not None and end - start < MIN_CUT and not _ellipsis(text, end):
                     regex = target.whole  # too short to be a line a terminal cut

@@ -93,9 +93,10 @@ def context_ok(
     around each."""
     if not target.around:
         return True
-    first = text.rfind("\n", max(0, s - SPAN), s) + 1
-    last = text.find("\n", e)
-    lo, hi = widen(text, first, len(text) if last < 0 else last, target.around,
+    # the match's own line, at most SPAN either way on an enormous one
+    first = max(text.rfind("\n", max(0, s - SPAN), s) + 1, s - SPAN)
+    last = text.find("\n", e, e + SPAN)
+    lo, hi = widen(text, first, min(len(text), e + SPAN) if last < 0 else last, target.around,
                    target.around * AROUND)  # fmt: skip
     for regex, wanted in ((target.unless, False), (target.near, True)):
         found = regex is None or seen.setdefault(regex, Seen()).any_in(regex, text, lo, hi)
