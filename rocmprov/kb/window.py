@@ -190,8 +190,9 @@ def _class_has_newline(items: Any) -> bool:
     return hit != negate
 
 
-def _newlines(items: Any, dotall: bool) -> int:
-    """The most line breaks a match of the parsed (sub)pattern can hold or look ahead over."""
+def _newlines(items: Any, dotall: bool, groups: dict[int, int]) -> int:
+    """The most line breaks a match of the parsed (sub)pattern can hold or look ahead over.
+    `groups`: each capture group's count so far, which a back-reference to it repeats."""
     total = 0
     for op, arg in items:
         if op is sre_constants.LITERAL:
@@ -204,21 +205,27 @@ def _newlines(items: Any, dotall: bool) -> int:
             total += _class_has_newline(arg)
         elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT,
                     getattr(sre_constants, "POSSESSIVE_REPEAT", None)):  # fmt: skip
-            width = _newlines(arg[2], dotall)
+            width = _newlines(arg[2], dotall, groups)
             if width:
                 total += _UNBOUNDED if arg[1] is sre_constants.MAXREPEAT else width * arg[1]
         elif op is sre_constants.SUBPATTERN:
             add, remove = arg[1], arg[2]
             inner = (dotall or bool(add & re.DOTALL)) and not remove & re.DOTALL
-            total += _newlines(arg[3], inner)
+            count = _newlines(arg[3], inner, groups)
+            if arg[0] is not None:
+                groups[arg[0]] = max(groups.get(arg[0], 0), count)
+            total += count
         elif op is sre_constants.BRANCH:
-            total += max(_newlines(b, dotall) for b in arg[1])
+            total += max(_newlines(b, dotall, groups) for b in arg[1])
         elif op is getattr(sre_constants, "ATOMIC_GROUP", None):
-            total += _newlines(arg, dotall)
+            total += _newlines(arg, dotall, groups)
         elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
-            total += _newlines(arg[1], dotall) if arg[0] > 0 else 0  # a lookahead reads on
-        elif op in (sre_constants.GROUPREF, sre_constants.GROUPREF_EXISTS):
-            total += _UNBOUNDED
+            total += _newlines(arg[1], dotall, groups) if arg[0] > 0 else 0  # a lookahead reads on
+        elif op is sre_constants.GROUPREF:  # a group defined before it (Python's rule)
+            total += groups.get(arg, _UNBOUNDED)
+        elif op is sre_constants.GROUPREF_EXISTS:  # (?(1)yes|no)
+            total += max(_newlines(arg[1], dotall, groups),
+                         _newlines(arg[2], dotall, groups) if arg[2] else 0)  # fmt: skip
     return min(total, _UNBOUNDED)
 
 
@@ -227,7 +234,7 @@ def newline_bound(pattern: str, flags: int) -> int:
     """The most line breaks a match of `pattern` can span (or look ahead over). The scan cuts a
     match at its declared lines (starting_by); the table's hygiene test lists the patterns that
     could run on further (tests/test_kb_hygiene.py, SPAN_DEBT)."""
-    return _newlines(sre_parse.parse(pattern, flags), bool(flags & re.DOTALL))
+    return _newlines(sre_parse.parse(pattern, flags), bool(flags & re.DOTALL), {})
 
 
 MAX_FIRSTS = 40  # more possible first characters than this: the regex engine's own scan
