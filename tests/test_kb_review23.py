@@ -1,0 +1,35 @@
+"""Review of session 23's table entries and matcher changes: each test is a defect found by a
+hostile read, failing before its fix."""
+
+from __future__ import annotations
+
+from rocmprov.kb import match
+
+
+def _ids(text: str) -> list[str]:
+    return [m.id for m in match(text)]
+
+
+def test_rpm_dependency_entry_does_not_take_rocky_or_rocksdb_for_rocm() -> None:
+    """apt.rpm-rocm-dependency-unresolvable's package names began with a bare `roc`, so a
+    libsolv failure of Rocky Linux's own packages or of EPEL's rocksdb was shown as a ROCm
+    repository that does not fit the OS. rock-dkms (AMD's old driver package) and the roc*
+    libraries still count."""
+    entry = "apt.rpm-rocm-dependency-unresolvable"
+    for healthy in (
+        " - nothing provides libgflags.so.2.2()(64bit) needed by rocksdb-6.22.1-2.el9.x86_64\n",
+        " - nothing provides rocky-release needed by rocky-logos-9.2-1.el9.noarch\n",
+        " - package rocky-release-9.3-1.2.el9.noarch requires rocky-repos(x86-64), but none of"
+        " the providers can be installed\n",
+        "Error: Package: rocksdb-5.7.3-1.el7.x86_64 (epel)\n           Requires: libgflags.so.2\n",
+        " - nothing provides libQt5Core.so.5 needed by rocs-23.08.5-1.fc39.x86_64\n",
+    ):
+        assert entry not in _ids(healthy), healthy
+    for rocm in (
+        " - nothing provides libstdc++-devel needed by rocblas-devel-4.0.0.60000-91.el8.x86_64\n",
+        " - nothing provides dkms needed by rock-dkms-1:3.9-29.el7.noarch\n",
+        " - nothing provides perl(URI::Encode) needed by rocprofiler-2.0.60000-91.el8.x86_64\n",
+        " - nothing provides libdrm_amdgpu needed by rocminfo-1.0.0.60000-91.el8.x86_64\n",
+        " - nothing provides libfmt.so.9 needed by rocsolver-3.24.0.60000-91.el8.x86_64\n",
+    ):
+        assert entry in _ids(rocm), rocm
