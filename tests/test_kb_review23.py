@@ -33,3 +33,24 @@ def test_rpm_dependency_entry_does_not_take_rocky_or_rocksdb_for_rocm() -> None:
         " - nothing provides libfmt.so.9 needed by rocsolver-3.24.0.60000-91.el8.x86_64\n",
     ):
         assert entry in _ids(rocm), rocm
+
+
+def test_near_and_unless_read_the_lines_around_an_enormous_line() -> None:
+    """context_ok read an enormous line only SPAN either way of the match (right), but then no
+    line around it (the start it widened from was inside the line): a `near` on the line before
+    a match that sat more than SPAN into a long line of \\r progress output was no longer seen,
+    where the code before 614744d found it (it read from the text's start)."""
+    progress = "".join(f"\rProgress: [{i % 100:3d}%] [" + "#" * 40 + "]" for i in range(300))
+    entry = "dkms.initramfs-boot-full"  # update-initramfs failed, near 'No space left on device'
+    before = (
+        "cp: error writing '/boot/initrd.img-6.8.0-40-generic.new': No space left on device\n"
+        + progress + "update-initramfs: failed for /boot/initrd.img-6.8.0-40-generic with 1.\n"
+    )
+    after = (
+        "update-initramfs: failed for /boot/initrd.img-6.8.0-40-generic with 1." + progress
+        + "\ncp: error writing '/boot/x': No space left on device\n"
+    )
+    assert entry in _ids(before)
+    assert entry in _ids(after)
+    far = "No space left on device\n" + "ok\n" * 10 + progress + before.split("\n", 1)[1]
+    assert entry not in _ids(far)  # only `around` lines either way
