@@ -54,3 +54,30 @@ def test_near_and_unless_read_the_lines_around_an_enormous_line() -> None:
     assert entry in _ids(after)
     far = "No space left on device\n" + "ok\n" * 10 + progress + before.split("\n", 1)[1]
     assert entry not in _ids(far)  # only `around` lines either way
+
+
+def test_onnxruntime_cuda_provider_entry_needs_an_amd_host_in_the_log() -> None:
+    """framework.onnxruntime-cuda-provider-on-amd (priority 72) fired on ONNX Runtime's
+    missing-cuBLAS line alone, unless NVIDIA was named within 15 lines. That line is far more
+    often an NVIDIA host's CUDA/cuDNN version mismatch (PaddleNLP#8195: onnxruntime-gpu for CUDA
+    11 under CUDA 12; no line there names NVIDIA), which the entry then called an AMD host
+    that should install onnxruntime-rocm. As apt.cuda-torch-on-amd, it now needs the log to
+    show the AMD side (ROCm, a gfx target, a Radeon)."""
+    entry = "framework.onnxruntime-cuda-provider-on-amd"
+    nvidia = (  # PaddlePaddle/PaddleNLP#8195
+        "[2024-03-27 06:33:22,299] [    INFO] - >>> [InferBackend] Use GPU to inference ...\n"
+        "2024-03-27 06:33:23.219728338 [E:onnxruntime:Default, provider_bridge_ort.cc:1548 "
+        "TryGetProviderInfo_CUDA] /onnxruntime_src/onnxruntime/core/session/provider_bridge_ort"
+        ".cc:1209 onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] "
+        ": 1 : FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: "
+        "libcublasLt.so.11: cannot open shared object file: No such file or directory\n\n"
+        "2024-03-27 06:33:23.219759101 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:861 "
+        "CreateExecutionProviderInstance] Failed to create CUDAExecutionProvider. Please "
+        "reference https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html"
+        "#requirementsto ensure all dependencies are met.\n"
+    )
+    assert entry not in _ids(nvidia)
+    amd = "### Sysinfo\n\nUbuntu 24.04 + ROCm 6.4 + rx 7800 xt\n\n### Relevant console log\n\n"
+    assert entry in _ids(amd + nvidia)
+    assert entry in _ids("Device: cuda:0 AMD Radeon RX 7800 XT : native\n" + nvidia)
+    assert entry not in _ids("CPU: AMD Ryzen 9 7950X 16-Core Processor\n" + nvidia)
