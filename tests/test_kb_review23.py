@@ -81,3 +81,33 @@ def test_onnxruntime_cuda_provider_entry_needs_an_amd_host_in_the_log() -> None:
     assert entry in _ids(amd + nvidia)
     assert entry in _ids("Device: cuda:0 AMD Radeon RX 7800 XT : native\n" + nvidia)
     assert entry not in _ids("CPU: AMD Ryzen 9 7950X 16-Core Processor\n" + nvidia)
+
+
+def test_this_sessions_line_breaks_take_a_carriage_return() -> None:
+    """The new yum 'Package: ... / Requires:' and ROCr 'inactivated due to async error:'
+    patterns, and the CMake 'include could not find requested file:' ones this session
+    rewrote, ended their first line with `[ \\t]*\\n` or a bare `\\n`: a log saved with CRLF line
+    ends (a Windows terminal, a CMake run of the HIP SDK) gave nothing, or only the bare status
+    code, where the rule of test_kb_hygiene.py's SPAN_DEBT note is `[ \\t\\r]*`."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent / "fixtures"
+    cases = {
+        "kb/rocr.queue-invalid-allocation.txt": "rocr.queue-invalid-allocation",
+        "kb-wordings/apt.rpm-rocm-dependency-unresolvable.libdrm-amdgpu.txt":
+            "apt.rpm-rocm-dependency-unresolvable",
+        "kb-wordings/compiler.cmake-findhip-module-missing.legion-findhip-include.txt":
+            "compiler.cmake-findhip-module-missing",
+        "kb-wordings/compiler.hip-cmake-target-nonexistent-include.hip-compat-targets-missing"
+        ".txt": "compiler.hip-cmake-target-nonexistent-include",
+    }  # fmt: skip
+    for name, entry in cases.items():
+        body = (root / name).read_text(encoding="utf-8").partition("\n---\n")[2]
+        assert entry in _ids(body), name
+        assert entry in _ids(body.replace("\n", "\r\n")), name
+    cmake = (
+        "CMake Error at /opt/rocm/lib/cmake/hip/hip-config.cmake:148 (include):\n"
+        "  include could not find requested file:\n\n"
+        "    /opt/rocm/lib/cmake/hip/hip-targets.cmake\n"
+    )
+    assert "compiler.cmake-hip-package-not-found" in _ids(cmake.replace("\n", "\r\n"))
