@@ -111,3 +111,23 @@ def test_this_sessions_line_breaks_take_a_carriage_return() -> None:
         "    /opt/rocm/lib/cmake/hip/hip-targets.cmake\n"
     )
     assert "compiler.cmake-hip-package-not-found" in _ids(cmake.replace("\n", "\r\n"))
+
+
+def test_rocthrusts_own_cuda_backend_is_not_called_nvidia_thrust() -> None:
+    """compiler.cuda-only-header-in-hip-source's thrust/system/cuda pattern (its condition:
+    "the compiler found NVIDIA's Thrust before ROCm's") also took rocThrust's own
+    thrust/system/cuda/ headers under /opt/rocm (shipped in 5.2: rocThrust#244's include
+    chain), which a host-compiled file reaches when rocThrust falls back to its CUDA backend:
+    there it told the user to remove NVIDIA's Thrust that is not installed."""
+    rocthrust = (
+        "In file included from /opt/rocm-5.2.0/include/thrust/system/cuda/detail/"
+        "execution_policy.h:35:\n"
+        "/opt/rocm-5.2.0/include/thrust/system/cuda/detail/guarded_cuda_runtime_api.h:38:10: "
+        "fatal error: 'cuda_runtime_api.h' file not found\n"
+        "#include <cuda_runtime_api.h>\n"
+    )
+    ids = _ids(rocthrust)
+    assert ids[0] == "compiler.rocthrust-cuda-backend-outside-hip"
+    assert "compiler.cuda-only-header-in-hip-source" not in ids
+    nvidia_thrust = rocthrust.replace("/opt/rocm-5.2.0/include/", "/usr/include/")
+    assert "compiler.cuda-only-header-in-hip-source" in _ids(nvidia_thrust)
