@@ -131,3 +131,22 @@ def test_rocthrusts_own_cuda_backend_is_not_called_nvidia_thrust() -> None:
     assert "compiler.cuda-only-header-in-hip-source" not in ids
     nvidia_thrust = rocthrust.replace("/opt/rocm-5.2.0/include/", "/usr/include/")
     assert "compiler.cuda-only-header-in-hip-source" in _ids(nvidia_thrust)
+
+
+def test_ollamas_linux_empty_supported_list_is_not_the_windows_entry() -> None:
+    """llm.ollama-windows-gpu-not-supported's new pattern (the empty list pasted alone) took
+    Ollama's Linux line too: amd_linux.go logs the same 'amdgpu is not supported (supported
+    types:[...])' message (ollama's amd_linux.go, e.g. ollama#8473's log), and an empty list
+    there was answered with the Windows HIP SDK's rocBLAS and a Windows-only override note."""
+    entry = "llm.ollama-windows-gpu-not-supported"
+    linux = (
+        'time=2025-02-01T10:00:00.000Z level=WARN source=amd_linux.go:378 msg="amdgpu is not '
+        'supported (supported types:[])" gpu_type=gfx1030 gpu=0 library=/usr/lib/ollama/rocm\n'
+    )
+    assert entry not in _ids(linux)
+    assert entry not in _ids(linux.replace("source=amd_linux.go:378 ", ""))  # its library path
+    windows = linux.replace("amd_linux.go:378", "amd_windows.go:138").replace(
+        "library=/usr/lib/ollama/rocm", r"library=C:\Users\u\AppData\Local\Programs\Ollama\lib"
+    )
+    assert entry in _ids(windows)
+    assert entry in _ids('msg="amdgpu is not supported (supported types:[])"\n')
