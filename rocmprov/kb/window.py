@@ -93,13 +93,18 @@ def context_ok(
     around each."""
     if not target.around:
         return True
-    # the match's own line, at most SPAN either way on an enormous one
-    first = max(text.rfind("\n", max(0, s - SPAN), s) + 1, s - SPAN)
-    last = text.find("\n", e, e + SPAN)
-    lo, hi = widen(text, first, min(len(text), e + SPAN) if last < 0 else last, target.around,
-                   target.around * AROUND)  # fmt: skip
+    # the match's own line, at most SPAN either way on an enormous one, and `around` lines
+    # either way of that line however long it is (its bounds are found in C, not read by a regex)
+    first = text.rfind("\n", 0, s) + 1
+    last = text.find("\n", e)
+    last = len(text) if last < 0 else last
+    lo, hi = widen(text, first, last, target.around, target.around * AROUND)
+    own = max(first, s - SPAN), min(last, e + SPAN)
+    spans = [(lo, hi)] if own == (first, last) else [(lo, first), own, (last, hi)]
     for regex, wanted in ((target.unless, False), (target.near, True)):
-        found = regex is None or seen.setdefault(regex, Seen()).any_in(regex, text, lo, hi)
+        found = regex is None or any(
+            seen.setdefault(regex, Seen()).any_in(regex, text, a, b) for a, b in spans if a < b
+        )
         if regex is not None and found != wanted:
             return False
     return True
