@@ -119,22 +119,18 @@ def test_the_generator_makes_the_variants_it_promises() -> None:
     assert quoted["terminal-colour-no-esc"].startswith("[1;31mE:[0m it")
 
 
-# Entries with a multi-line pattern whose regex can span more lines than its `lines` says: a
-# `\\s+`, `\\s*` or `[^}]*` that crosses line breaks where the message has spaces, or a regex
-# longer than declared. The scan cuts a match at `lines` lines from its start (kb/window.py
-# starting_by: so that each start is tried once), so a message that runs longer (reflowed
-# narrower than its author saw it) is missed or shown cut. Debt, not policy: the list may only
-# shrink (`[ \\t]+` where spaces are meant, one `[ \\t\\r]*(?:\\n[ \\t]*)?` where a program wraps,
-# a `lines` that holds the regex, a context read by `near`/`unless` rather than matched).
-# Paid off on 2026-12-06 (42 -> 0); a back-reference counts as its group's line breaks.
-SPAN_DEBT: set[str] = set()
-
-
 def test_a_multi_line_pattern_spans_no_more_lines_than_it_declares() -> None:
+    """The scan cuts a match at `lines` lines from its start (kb/window.py starting_by: so
+    that each start is tried once), so a pattern whose regex can span more (a `\\s+`, `\\s*`
+    or `[^}]*` crossing line breaks where the message has spaces, or a regex longer than
+    declared) misses or cuts a message that runs longer. Write `[ \\t]+` where spaces are
+    meant, one `[ \\t\\r]*(?:\\n[ \\t]*)?` where a program wraps, a `lines` that holds the
+    regex, or read a context by `near`/`unless`. (42 entries were listed as debt until
+    2026-12-06.)"""
     over = {
         entry.id
         for entry in TABLE.entries
         for p in entry.patterns
         if p.lines > 1 and newline_bound(p.compiled.pattern, p.compiled.flags) >= p.lines
     }
-    assert over == SPAN_DEBT
+    assert over == set()

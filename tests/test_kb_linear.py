@@ -166,7 +166,7 @@ def test_a_start_is_tried_once_and_its_answer_holds_its_declared_lines() -> None
     more lines than it declares was found or not depending on which anchor hit tried its start
     first; now a match is cut at its declared lines from its start, whatever the hit; and a
     start inside a match already found is not tried again (it was counted twice). The table's
-    own patterns no longer span past their lines (test_kb_hygiene.py SPAN_DEBT), so this one is
+    own patterns no longer span past their lines (test_kb_hygiene.py), so this one is
     made here, as that pip pattern was."""
     entry = {"id": "t.span", "title": "t", "category": "rocm", "kind": "root-cause",
              "cause": "c" * 50, "fix": "f", "sources": ["https://example.org/a"],

@@ -88,7 +88,7 @@ def test_this_sessions_line_breaks_take_a_carriage_return() -> None:
     patterns, and the CMake 'include could not find requested file:' ones this session
     rewrote, ended their first line with `[ \\t]*\\n` or a bare `\\n`: a log saved with CRLF line
     ends (a Windows terminal, a CMake run of the HIP SDK) gave nothing, or only the bare status
-    code, where the rule of test_kb_hygiene.py's SPAN_DEBT note is `[ \\t\\r]*`."""
+    code, where the rule of test_kb_hygiene.py's line-span test is `[ \\t\\r]*`."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parent / "fixtures"

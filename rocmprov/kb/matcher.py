@@ -2,9 +2,9 @@
 
 One pass: every pattern of the table has a literal anchor (see table.py); all anchors are
 found in C in one pass (kb/literals.py: Hyperscan, or one trie-shaped regex where it does not
-load). Only at an anchor hit does Python look at the line (or the
-few lines, for a multi-line pattern) around it and run the full regexes of the entries that own
-that anchor (kb/scan.py; linear in the text). Pure functions: no I/O here.
+load). Only at an anchor hit does Python look at the line (or the few lines, for a multi-line
+pattern) around it and run the full regexes of the entries that own that anchor (kb/scan.py;
+linear in the text). Pure functions: no I/O here.
 
 Ranking: root causes above symptoms above noise; within a kind, the entry's priority (specific
 above generic); then the earliest evidence. Every matching entry is reported once, with its

@@ -237,8 +237,8 @@ def _newlines(items: Any, dotall: bool, groups: dict[int, int]) -> int:
 @lru_cache(maxsize=4096)
 def newline_bound(pattern: str, flags: int) -> int:
     """The most line breaks a match of `pattern` can span (or look ahead over). The scan cuts a
-    match at its declared lines (starting_by); the table's hygiene test lists the patterns that
-    could run on further (tests/test_kb_hygiene.py, SPAN_DEBT)."""
+    match at its declared lines (starting_by); the table's hygiene test checks that no pattern
+    could run on further (tests/test_kb_hygiene.py)."""
     return _newlines(sre_parse.parse(pattern, flags), bool(flags & re.DOTALL), {})
 
 
