@@ -23,6 +23,15 @@ def _read(path: Path) -> tuple[list[str], str]:
     return sources, text
 
 
+def _condition(path: Path) -> str:
+    """The optional `condition:` header: the start of the `when` of the entry's condition
+    whose fix this wording must get (an entry's first answer alone does not show that one
+    condition, placed first, took over its siblings' cases)."""
+    head = path.read_text(encoding="utf-8").partition("\n---\n")[0]
+    return next((line.split(":", 1)[1].strip() for line in head.splitlines()
+                 if line.startswith("condition:")), "")  # fmt: skip
+
+
 def test_there_are_wordings_and_each_names_an_entry() -> None:
     assert len(WORDINGS) >= 2
     for path in WORDINGS:
@@ -37,3 +46,6 @@ def test_the_entry_answers_its_other_wording_first(path: Path) -> None:
     found = match(text)
     assert found, f"{path.name}: nothing matched"
     assert found[0].id == entry_id, f"{path.name}: {found[0].id}"
+    condition = _condition(path)
+    if condition:
+        assert found[0].condition.startswith(condition), (path.name, found[0].condition)
