@@ -28,7 +28,9 @@ def _hip_log(device: str, bundles: list[str]) -> str:
         f"    amdgcn-amd-amdhsa--{device} - [Not Found]",
         "  Bundled Code Objects:",
         "    host-x86_64-unknown-linux - [Unsupported]",
-    ] + [f"    hipv4-amdgcn-amd-amdhsa--{b} - [code object v4 is amdgcn-amd-amdhsa--{b}]" for b in bundles]
+    ]
+    lines += [f"    hipv4-amdgcn-amd-amdhsa--{b} - [code object v4 is amdgcn-amd-amdhsa--{b}]"
+              for b in bundles]  # fmt: skip
     return "".join(_HIP.format(line=460 + i, n=i) + text + "\n" for i, text in enumerate(lines))
 
 
@@ -36,7 +38,8 @@ def test_a_consumer_card_missing_from_a_wheel_with_xnack_bundles_gets_its_own_ad
     """The XNACK-mode condition came first and fired on any bundle list with an :xnack-
     suffix, so a gfx1031 card missing from a PyTorch wheel (which lists gfx90a:xnack+ and
     :xnack- objects) was told to set HSA_XNACK instead of HSA_OVERRIDE_GFX_VERSION=10.3.0."""
-    wheel = ["gfx1030", "gfx900:xnack-", "gfx906:xnack-", "gfx908:xnack-", "gfx90a:xnack+", "gfx90a:xnack-"]
+    wheel = ["gfx1030", "gfx900:xnack-", "gfx906:xnack-", "gfx908:xnack-", "gfx90a:xnack+"]
+    wheel.append("gfx90a:xnack-")
     found = _first(_hip_log("gfx1031", wheel))
     assert found is not None and found.id == "hip.no-binary-for-gpu"
     assert found.condition.startswith("RDNA2 consumer GPU"), found.condition
@@ -112,7 +115,8 @@ def test_a_fat_binary_crash_outside_rocm_6_0_is_not_the_three_architectures_bug(
     other = frame.format(path="/src/clr/hipamd/src/hip_fatbin.cpp:301")
     found = _first(other)
     assert found is None or found.id != "hip.fatbin-three-gpu-archs-segfault"
-    rocm60 = frame.format(path="/usr/src/debug/hip-runtime-amd/clr-rocm-6.0.2/hipamd/src/hip_fatbin.cpp:231")
+    debug = "/usr/src/debug/hip-runtime-amd"
+    rocm60 = frame.format(path=f"{debug}/clr-rocm-6.0.2/hipamd/src/hip_fatbin.cpp:231")
     found = _first(rocm60)
     assert found is not None and found.id == "hip.fatbin-three-gpu-archs-segfault"
 
