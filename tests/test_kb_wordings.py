@@ -16,20 +16,15 @@ WORDINGS = sorted((ROOT / "tests" / "fixtures" / "kb-wordings").glob("*.txt"))
 TABLE = load_table()
 
 
-def _read(path: Path) -> tuple[list[str], str]:
+def _read(path: Path) -> tuple[list[str], str, str]:
+    """(sources, condition, text). `condition:`, optional: the start of the `when` of the
+    entry's condition whose fix this wording must get (an entry's first answer alone does not
+    show that one condition, placed first, took over its siblings' cases)."""
     head, _, text = path.read_text(encoding="utf-8").partition("\n---\n")
-    sources = [line.split(":", 1)[1].strip() for line in head.splitlines()
-               if line.startswith("source:")]  # fmt: skip
-    return sources, text
-
-
-def _condition(path: Path) -> str:
-    """The optional `condition:` header: the start of the `when` of the entry's condition
-    whose fix this wording must get (an entry's first answer alone does not show that one
-    condition, placed first, took over its siblings' cases)."""
-    head = path.read_text(encoding="utf-8").partition("\n---\n")[0]
-    return next((line.split(":", 1)[1].strip() for line in head.splitlines()
-                 if line.startswith("condition:")), "")  # fmt: skip
+    fields = [line.split(":", 1) for line in head.splitlines() if ":" in line]
+    sources = [value.strip() for key, value in fields if key == "source"]
+    condition = next((value.strip() for key, value in fields if key == "condition"), "")
+    return sources, condition, text
 
 
 def test_there_are_wordings_and_each_names_an_entry() -> None:
@@ -41,11 +36,10 @@ def test_there_are_wordings_and_each_names_an_entry() -> None:
 @pytest.mark.parametrize("path", WORDINGS, ids=[p.name for p in WORDINGS])
 def test_the_entry_answers_its_other_wording_first(path: Path) -> None:
     entry_id = path.name.split(".txt")[0].rsplit(".", 1)[0]
-    sources, text = _read(path)
+    sources, condition, text = _read(path)
     assert sources and all(side(url) == "table" for url in sources), sources
     found = match(text)
     assert found, f"{path.name}: nothing matched"
     assert found[0].id == entry_id, f"{path.name}: {found[0].id}"
-    condition = _condition(path)
     if condition:
         assert found[0].condition.startswith(condition), (path.name, found[0].condition)
