@@ -110,3 +110,18 @@ def test_btops_rocm_smi_line_with_an_amd_gpu_keeps_the_install_fix() -> None:
     for text in (hybrid, _BTOP):
         found = _first(text)
         assert found is not None and found.id == "amdsmi.btop-librocm-smi64-not-found"
+
+
+def test_both_wordings_of_a_migraphx_binding_for_another_python_are_one_entry() -> None:
+    """release.migraphx-python-version-no-binding (ROCm 7: an empty module) and
+    framework.migraphx-python-abi-mismatch (an older binding: undefined _Py symbol) were one
+    cause with one fix, merged into the older id."""
+    for text in (
+        "AttributeError: module 'migraphx' has no attribute 'parse_onnx'\n",
+        "ImportError: /opt/rocm-3.7.0/lib/migraphx.so: undefined symbol: _Py_ZeroStruct\n",
+    ):
+        found = _first(text)
+        assert found is not None and found.id == "framework.migraphx-python-abi-mismatch"
+    assert "release.migraphx-python-version-no-binding" not in _ids(
+        "AttributeError: module 'migraphx' has no attribute 'parse_onnx'\n"
+    )

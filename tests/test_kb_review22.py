@@ -29,7 +29,7 @@ def test_a_module_shadowed_by_a_local_file_is_not_a_missing_binding() -> None:
         " '/home/u/migraphx.py' since it has the same name as the library you intended to"
         " import)\n",
     ):
-        assert_silent(text, "release.migraphx-python-version-no-binding")
+        assert_silent(text, "framework.migraphx-python-abi-mismatch")
 
 
 def test_nccl_on_an_nvidia_machine_is_not_told_to_use_rccls_port_reuse() -> None:
