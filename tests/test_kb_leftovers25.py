@@ -29,13 +29,20 @@ def _ids(text: str) -> list[str]:
 def test_sm_110_without_amd_context_is_not_a_rocm_torch_with_the_cuda_triton() -> None:
     """NVIDIA Thor is sm_110 since CUDA 13 (sm_101 before): a Triton carrying CUDA 12's ptxas
     rejects it on a Jetson. The base table told that user to reinstall pytorch-triton-rocm."""
+    cuda_env = (  # torch's collect_env on a CUDA build names ROCm and HIP only as N/A
+        "PyTorch version: 2.5.0\nCUDA used to build PyTorch: 12.6\n"
+        "ROCM used to build PyTorch: N/A\nHIP runtime version: N/A\n"
+    )
     for sm in ("sm_110", "sm_110a"):
-        assert "framework.pip-torch-triton-pin-broken" not in _ids(_TRACE + _PTXAS.format(sm=sm))
+        for context in ("", cuda_env, "Jetson AGX Thor Developer Kit\nGPU: AMD Radeon RX 7900\n"):
+            text = context + _TRACE + _PTXAS.format(sm=sm)
+            assert "framework.pip-torch-triton-pin-broken" not in _ids(text), context
 
 
 def test_sm_110_beside_amd_evidence_is_still_the_cuda_triton_on_rocm_torch() -> None:
     for context in ("GPU: AMD Radeon RX 7900 XTX\n", "PyTorch version: 2.3.0+rocm6.0\n",
-                    "  Name:                    gfx1100\n"):  # fmt: skip
+                    "  Name:                    gfx1100\n", "### ROCm Version\n\nROCm 6.0.0\n",
+                    "ROCM used to build PyTorch: 6.0.32830\n"):  # fmt: skip
         for sm in ("sm_110", "sm_110a"):
             found = _first(context + _TRACE + _PTXAS.format(sm=sm))
             assert found is not None and found.id == "framework.pip-torch-triton-pin-broken"
