@@ -59,7 +59,9 @@ def test_torch_extension_on_wheels_answers_before_the_generic_headers_entry() ->
         " No such file or directory\n"
     )
     hipcub = f"{site}/cub.h:12:10: fatal error: 'hipcub/hipcub.hpp' file not found\n"
-    assert _first(hipblas) == wheel and _first(hipcub) == wheel
+    # a TheRock marker (review 25A: site-packages alone is in every pip extension build)
+    hipcc = "/home/u/venv/lib/python3.12/site-packages/_rocm_sdk_core/bin/hipcc -c ext.hip\n"
+    assert _first(hipcc + hipblas) == wheel and _first(hipcc + hipcub) == wheel
     assert _first("x.cpp:1:10: fatal error: 'roctracer/roctx.h' file not found\n") == generic
 
 

@@ -26,7 +26,7 @@ def _body(path: Path) -> str:
 
 
 def test_1_rocprof_v1_context_create_failed_alone_is_not_an_unsupported_metric() -> None:
-    """"Error: Context Create failed" follows every rocprofiler v1 context failure."""
+    """ "Error: Context Create failed" follows every rocprofiler v1 context failure."""
     for cause in ("Metrics list exceeds HW limits\n", "MetricsDict create failed\n"):
         text = cause + "Error: Context Create failed\nAborted (core dumped)\n"
         assert "rocm.rocprofiler-v1-metric-not-supported" not in _ids(text)
