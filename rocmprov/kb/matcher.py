@@ -115,13 +115,16 @@ def _result(entry: Entry, acc: Found, context: Mapping[str, str]) -> Match:
 
 def _needed(table: Table, found: dict[int, Found]) -> list[str]:
     """The facts the matched entries use (placeholders, conditions): only those are looked for
-    in the whole text (each is one more pass over it)."""
+    in the whole text (each is one more pass over it). A value the entry's own match captured
+    wins over the text's fact (`_result`), so it is not looked for again."""
     names: set[str] = set()
-    for i in found:
+    for i, acc in found.items():
         entry = table.entries[i]
+        wanted: set[str] = set()
         for text in (entry.cause, entry.fix, *(c.fix for c in entry.conditions)):
-            names.update(PLACEHOLDER_RE.findall(text))
-        names.update(key for c in entry.conditions for key, _ in c.match)
+            wanted.update(PLACEHOLDER_RE.findall(text))
+        wanted.update(key for c in entry.conditions for key, _ in c.match)
+        names |= wanted - {key for key, value in acc.captures.items() if value}
     return [name for name in FACTS if name in names]
 
 
