@@ -5,6 +5,8 @@ formats as the entries' cited sources show them); they are not captures of real 
 from __future__ import annotations
 
 from rocmprov.kb import match
+from tests.kb_helpers import first as _first
+from tests.kb_helpers import ids as _ids
 
 _PTXAS = "ptxas fatal   : Value '{sm}' is not defined for option 'gpu-name'\n"
 _TRACE = (
@@ -17,13 +19,8 @@ _BTOP = (
 )
 
 
-def _first(text: str):
-    real = [m for m in match(text) if not m.harmless]
-    return real[0] if real else None
 
 
-def _ids(text: str) -> list[str]:
-    return [m.id for m in match(text)]
 
 
 def test_sm_110_without_amd_context_is_not_a_rocm_torch_with_the_cuda_triton() -> None:

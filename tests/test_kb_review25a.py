@@ -8,17 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from rocmprov.kb import match
+from tests.kb_helpers import first as _first
+from tests.kb_helpers import ids as _ids
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def _first(text: str):
-    real = [m for m in match(text) if not m.harmless]
-    return real[0] if real else None
 
 
-def _ids(text: str) -> list[str]:
-    return [m.id for m in match(text)]
 
 
 def _body(path: Path) -> str:

@@ -6,24 +6,22 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from rocmprov.kb import match
 from rocmprov.kb.matcher import analyse
+from tests.kb_helpers import first
+from tests.kb_helpers import ids as _ids
+from tests.kb_helpers import known as _known
 
 ROOT = Path(__file__).resolve().parent.parent
 MIB = 1024 * 1024
 
 
-def _known(text: str) -> list:
-    return [m for m in match(text) if not m.harmless]
 
 
 def _first(text: str) -> str | None:
-    found = _known(text)
-    return found[0].id if found else None
+    found = first(text)
+    return found.id if found else None
 
 
-def _ids(text: str) -> list[str]:
-    return [m.id for m in match(text)]
 
 
 def test_rpm_disk_space_patterns_are_linear_on_a_long_line() -> None:

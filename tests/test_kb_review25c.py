@@ -3,16 +3,9 @@ failing on the table before its fix (0bccd28)."""
 
 from __future__ import annotations
 
-from rocmprov.kb import match
 from rocmprov.kb.table import load_table
-
-
-def _known(text: str) -> list:
-    return [m for m in match(text) if not m.harmless]
-
-
-def _ids(text: str) -> list[str]:
-    return [m.id for m in match(text)]
+from tests.kb_helpers import ids as _ids
+from tests.kb_helpers import known as _known
 
 
 def _entry_ids() -> set[str]:
