@@ -3,6 +3,8 @@ lines that only report its consequences; each test fails on the table before its
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.kb_helpers import first, ids
 
 MISSING = "apt.dpkg-i-rocm-deb-missing-dependency"
@@ -22,7 +24,7 @@ NOT_CONFIGURED = (
 
 
 def test_a_dependency_that_is_not_configured_yet_is_no_missing_dependency() -> None:
-    """"Package X is not configured yet" under "depends on X; however:" says X is installed
+    """A "Package X is not configured yet" under "depends on X; however:" says X is installed
     and its own configure step failed (reported above it): a consequence, not a dependency
     that dpkg -i lacked. The failing package's entry answers first."""
     assert MISSING not in ids(NOT_CONFIGURED)
@@ -45,3 +47,21 @@ def test_a_dependency_that_is_not_installed_still_is() -> None:
     found = first(text)
     assert found is not None and found.id == MISSING
     assert found.captures.get("dep") == "mesa-common-dev"
+
+
+def _wording(name: str) -> str:
+    path = Path(__file__).parent / "fixtures" / "kb-wordings" / name
+    return path.read_text(encoding="utf-8").partition("\n---\n")[2]
+
+
+def test_an_image_build_gets_the_host_driver_fix_and_a_host_build_does_not() -> None:
+    """dkms's "It is likely that <kernel> belongs to a chroot's host" before the failed build
+    (SkyyySi/pytorch-docker-gfx803#1): amdgpu-dkms was installed in an image, which the
+    condition says; a failed build on a host (ROCm/legacy-rocm-build#604) keeps the plain fix."""
+    image = first(_wording("dkms.amdgpu-build-failed.chroot-host-image-build.txt"))
+    assert image is not None and image.id == "dkms.amdgpu-build-failed"
+    assert image.condition.startswith("dkms said the running kernel")
+    assert "--no-dkms" in image.fix and "6.1.12-artix1-1" in image.fix
+    host = first(_wording("dkms.amdgpu-build-failed.rock-dkms-debian-418-whole-log.txt"))
+    assert host is not None and host.id == "dkms.amdgpu-build-failed"
+    assert host.condition == ""
