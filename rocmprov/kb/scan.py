@@ -30,6 +30,7 @@ from rocmprov.kb.window import (
     context_ok,
     first_chars,
     literal_prefix,
+    required_literals,
     starting_by,
     widen,
 )
@@ -98,6 +99,14 @@ class _Target:
         """The literal every match of `regex` starts with ('' when it has none): a multi-line
         pattern is tried only where it could start at or before its anchor's hit."""
         return "" if self.source is None else literal_prefix(self.regex.pattern, self.regex.flags)
+
+    @cached_property
+    def needs(self) -> str:
+        """The longest literal every match holds besides its prefix ('' when none is known)."""
+        if self.source is None:
+            return ""
+        runs = required_literals(self.regex.pattern, self.regex.flags)
+        return next((run for run in runs if run not in self.prefix), "")
 
     @cached_property
     def firsts(self) -> str:
@@ -197,6 +206,7 @@ def scan(
     tried: dict[_Target, int] = {}  # a multi-line target's starts tried so far (starting_by)
     covered: dict[tuple[int, int], tuple[int, int]] = {}  # (entry, pattern) -> (line, up to)
     done_on_line: set[str] = set()  # anchors with nothing left to do on the current line
+    windows: dict[tuple[int, int, int], tuple[int, int]] = {}  # the current line's (widen)
     full: set[int] = set()  # entries counted MAX_COUNT times: not searched any more
     search = over(compiled.scan, text)
     line_no, counted_to = 1, 0
@@ -212,6 +222,7 @@ def scan(
             nxt = text.find("\n", pos)
             end = len(text) if nxt < 0 else nxt
             done_on_line.clear()
+            windows.clear()
             skipped, jump_at = 0, _SKIPS
         anchor = hit.group()
         if anchor in done_on_line:  # every target of it is done for this line
@@ -264,8 +275,12 @@ def scan(
                 searched.add(key)
                 # each line of a match is at most _SPAN long, the anchor's own line too: an
                 # enormous line gives the regex _SPAN either way of the hit, not lines * _SPAN
-                lo, hi = widen(text, max(start, pos - _SPAN), min(end, pos + _SPAN),
-                               target.lines - 1, target.lines * _SPAN)  # fmt: skip
+                bounds = (max(start, pos - _SPAN), min(end, pos + _SPAN), target.lines)
+                window = windows.get(bounds)
+                if window is None:  # the targets of one hit with as many lines share it
+                    reach = target.lines * _SPAN
+                    window = windows[bounds] = widen(text, *bounds[:2], target.lines - 1, reach)
+                lo, hi = window
                 for m in starting_by(target, text, lo, hi, pos, tried):
                     if m.start() > pos:
                         break
