@@ -105,7 +105,8 @@ class _Target:
         """The longest literal every match holds besides its prefix ('' when none is known)."""
         if self.source is None:
             return ""
-        runs = required_literals(self.regex.pattern, self.regex.flags)
+        own = self.source.compiled  # `regex` itself (read here, not through a wrapper of it)
+        runs = required_literals(own.pattern, own.flags)
         return next((run for run in runs if run not in self.prefix), "")
 
     @cached_property
