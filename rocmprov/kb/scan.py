@@ -26,6 +26,7 @@ from rocmprov.kb.literals import Finder, finder, over
 from rocmprov.kb.table import Pattern, Table
 from rocmprov.kb.window import SPAN as _SPAN
 from rocmprov.kb.window import (
+    Ahead,
     Seen,
     context_ok,
     first_chars,
@@ -108,6 +109,12 @@ class _Target:
         own = self.source.compiled  # `regex` itself (read here, not through a wrapper of it)
         runs = required_literals(own.pattern, own.flags)
         return next((run for run in runs if run not in self.prefix), "")
+
+    @cached_property
+    def musts(self) -> tuple[str, ...]:
+        """The literals every match holds (its prefix, `needs`): one missing near a hit rules
+        out every match around it, before its window is even found."""
+        return tuple(x for x in (self.prefix, self.needs) if x)
 
     @cached_property
     def firsts(self) -> str:
@@ -203,6 +210,7 @@ def scan(
     (line start -> (line number, line))."""
     found: dict[int, Found] = {}
     seen: dict[re.Pattern[str], Seen] = {}  # where each context regex matched (unless/near)
+    ahead: dict[tuple[str, int], Ahead] = {}  # where literals that matches need lie next
     searched: set[tuple[int, int, int]] = set()  # (entry, pattern, line start): done once
     tried: dict[_Target, int] = {}  # a multi-line target's starts tried so far (starting_by)
     covered: dict[tuple[int, int], tuple[int, int]] = {}  # (entry, pattern) -> (line, up to)
@@ -276,10 +284,14 @@ def scan(
                 searched.add(key)
                 # each line of a match is at most _SPAN long, the anchor's own line too: an
                 # enormous line gives the regex _SPAN either way of the hit, not lines * _SPAN
+                reach = target.lines * _SPAN  # (so no window below reaches past pos -/+ far)
+                far = _SPAN + reach
+                if any(not ahead.setdefault((lit, far), Ahead(lit)).any_in(
+                    text, max(0, pos - far), pos + far) for lit in target.musts):  # fmt: skip
+                    continue  # a literal every match holds is nowhere near: no window to read
                 bounds = (max(start, pos - _SPAN), min(end, pos + _SPAN), target.lines)
                 window = windows.get(bounds)
                 if window is None:  # the targets of one hit with as many lines share it
-                    reach = target.lines * _SPAN
                     window = windows[bounds] = widen(text, *bounds[:2], target.lines - 1, reach)
                 lo, hi = window
                 for m in starting_by(target, text, lo, hi, pos, tried):

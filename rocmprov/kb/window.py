@@ -86,6 +86,22 @@ class Seen:
         return i < len(self.starts) and self.starts[i] < hi
 
 
+class Ahead:
+    """The first place of one literal at or after where the scan has reached: asked about
+    windows whose start moves forward through the text (one Ahead per literal and window
+    width), it reads each stretch of the text once."""
+
+    def __init__(self, literal: str) -> None:
+        self.literal = literal
+        self.since, self.at = 0, -2  # the first place at or after `since` (-1: none; -2: unread)
+
+    def any_in(self, text: str, lo: int, hi: int) -> bool:
+        """Whether the literal lies whole in text[lo:hi]."""
+        if self.at == -2 or lo < self.since or 0 <= self.at < lo:
+            self.since, self.at = lo, text.find(self.literal, lo)
+        return self.at >= 0 and self.at + len(self.literal) <= hi
+
+
 def context_ok(
     text: str, target: Target, s: int, e: int, seen: dict[re.Pattern[str], Seen]
 ) -> bool:
@@ -135,8 +151,10 @@ def starting_by(
             continue
         stop = lines_end(text, start, target.lines, hi)
         upto = min(hi, stop)
-        m = None if needs and text.find(needs, start, upto) < 0 else target.regex.match(
-            text, start, upto
+        m = (
+            None
+            if needs and text.find(needs, start, upto) < 0
+            else target.regex.match(text, start, upto)
         )
         # finditer's next match starts after this one: a start inside it is not tried
         after = max(m.end(), start + 1) if m is not None else start + 1
