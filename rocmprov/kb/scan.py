@@ -292,8 +292,7 @@ def scan(
                 # enormous line gives the regex _SPAN either way of the hit, not lines * _SPAN
                 reach = target.lines * _SPAN  # (so no window below reaches past pos -/+ far)
                 far = _SPAN + reach
-                if any(not ahead.setdefault((lit, far), Ahead(lit)).any_in(
-                    text, max(0, pos - far), pos + far) for lit in target.musts):  # fmt: skip
+                if not _near(ahead, target.musts, far, text, pos):
                     continue  # a literal every match holds is nowhere near: no window to read
                 bounds = (max(start, pos - _SPAN), min(end, pos + _SPAN), target.lines)
                 window = windows.get(bounds)
@@ -326,6 +325,19 @@ def scan(
             done_on_line.add(anchor)
         hit = search(text, pos + 1)
     return found
+
+
+def _near(ahead: dict[tuple[str, int], Ahead], musts: tuple[str, ...], far: int, text: str,
+          pos: int) -> bool:  # fmt: skip
+    """Every literal in `musts` lies within `far` of `pos` (each literal's next place is kept in
+    `ahead`, one per literal and reach, so its windows only move forward)."""
+    for literal in musts:
+        near = ahead.get((literal, far))
+        if near is None:
+            near = ahead[literal, far] = Ahead(literal)
+        if not near.any_in(text, max(0, pos - far), pos + far):
+            return False
+    return True
 
 
 def _record(
