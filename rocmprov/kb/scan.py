@@ -13,10 +13,11 @@ pattern may not begin with an unbounded repeat (tests/test_kb_hygiene.py): the r
 retry it from every position of a long run of its characters.
 
 A log dense with hits of a multi-line pattern's anchor (every line, none completing a match)
-costs little a line: a hit whose pattern needs a literal (its prefix, or one every match holds:
-window.required_literals) that lies nowhere within the pattern's reach is passed over before
-its window is found, and a start is matched only where its window holds that literal
-(120,000 Vulkan ErrorDeviceLost lines: 9 s -> about 1 s; benchmarks/explain_bench.py --dense).
+costs little a line: a hit whose window lacks a literal its pattern needs (its prefix, or one
+every match holds: window.required_literals) is passed over without trying a start there (the
+literal's places are read once as the windows move on: window.Ahead), and a start is matched
+only where its own lines hold that literal (120,000 Vulkan ErrorDeviceLost lines: 9 s -> about
+2 s; benchmarks/explain_bench.py --dense).
 """
 
 from __future__ import annotations
@@ -216,7 +217,7 @@ def scan(
     (line start -> (line number, line))."""
     found: dict[int, Found] = {}
     seen: dict[re.Pattern[str], Seen] = {}  # where each context regex matched (unless/near)
-    ahead: dict[tuple[str, int], Ahead] = {}  # where literals that matches need lie next
+    ahead: dict[tuple[str, int], Ahead] = {}  # where literals that matches need lie
     searched: set[tuple[int, int, int]] = set()  # (entry, pattern, line start): done once
     tried: dict[_Target, int] = {}  # a multi-line target's starts tried so far (starting_by)
     covered: dict[tuple[int, int], tuple[int, int]] = {}  # (entry, pattern) -> (line, up to)
@@ -290,15 +291,14 @@ def scan(
                 searched.add(key)
                 # each line of a match is at most _SPAN long, the anchor's own line too: an
                 # enormous line gives the regex _SPAN either way of the hit, not lines * _SPAN
-                reach = target.lines * _SPAN  # (so no window below reaches past pos -/+ far)
-                far = _SPAN + reach
-                if not _near(ahead, target.musts, far, text, pos):
-                    continue  # a literal every match holds is nowhere near: no window to read
                 bounds = (max(start, pos - _SPAN), min(end, pos + _SPAN), target.lines)
                 window = windows.get(bounds)
                 if window is None:  # the targets of one hit with as many lines share it
+                    reach = target.lines * _SPAN
                     window = windows[bounds] = widen(text, *bounds[:2], target.lines - 1, reach)
                 lo, hi = window
+                if not _holds(ahead, target, text, lo, hi):
+                    continue  # a literal every match holds is not in the window: nothing to try
                 for m in starting_by(target, text, lo, hi, pos, tried):
                     if m.start() > pos:
                         break
@@ -327,15 +327,15 @@ def scan(
     return found
 
 
-def _near(ahead: dict[tuple[str, int], Ahead], musts: tuple[str, ...], far: int, text: str,
-          pos: int) -> bool:  # fmt: skip
-    """Every literal in `musts` lies within `far` of `pos` (each literal's next place is kept in
-    `ahead`, one per literal and reach, so its windows only move forward)."""
-    for literal in musts:
-        near = ahead.get((literal, far))
+def _holds(ahead: dict[tuple[str, int], Ahead], target: _Target, text: str, lo: int,
+           hi: int) -> bool:  # fmt: skip
+    """text[lo:hi] holds every literal that a match of `target` holds (each literal's places are
+    read once as windows of its size move on: `ahead`, one per literal and window size)."""
+    for literal in target.musts:
+        near = ahead.get((literal, target.lines))
         if near is None:
-            near = ahead[literal, far] = Ahead(literal)
-        if not near.any_in(text, max(0, pos - far), pos + far):
+            near = ahead[literal, target.lines] = Ahead(literal)
+        if not near.any_in(text, lo, hi):
             return False
     return True
 

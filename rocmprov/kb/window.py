@@ -87,19 +87,27 @@ class Seen:
 
 
 class Ahead:
-    """The first place of one literal at or after where the scan has reached: asked about
-    windows whose start moves forward through the text (one Ahead per literal and window
-    width), it reads each stretch of the text once."""
+    """Where one literal lies in the stretch of text read so far: asked about windows that move
+    forward through the text (one Ahead per literal and window size), it reads each character of
+    their union once; a window away from the stretch starts a new one (its own length read)."""
 
     def __init__(self, literal: str) -> None:
         self.literal = literal
-        self.since, self.at = 0, -2  # the first place at or after `since` (-1: none; -2: unread)
+        self.lo = self.hi = 0  # the stretch
+        self.at = -1  # the first place in it at or after `lo` where the literal lies whole
 
     def any_in(self, text: str, lo: int, hi: int) -> bool:
         """Whether the literal lies whole in text[lo:hi]."""
-        if self.at == -2 or lo < self.since or 0 <= self.at < lo:
-            self.since, self.at = lo, text.find(self.literal, lo)
-        return self.at >= 0 and self.at + len(self.literal) <= hi
+        n = len(self.literal)
+        if lo < self.lo or lo > self.hi:  # not next to the stretch: start a new one
+            self.lo = self.hi = lo
+            self.at = -1
+        if 0 <= self.at < lo:  # the place found is behind: the next one, up to the stretch's end
+            self.at = text.find(self.literal, max(lo, self.at + 1), self.hi)
+        if self.at < 0 and hi > self.hi:  # none in the stretch: read on to `hi`
+            self.at = text.find(self.literal, max(lo, self.hi - n + 1), hi)
+        self.lo, self.hi = lo, max(hi, self.hi)
+        return self.at >= 0 and self.at + n <= hi
 
 
 def context_ok(
