@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from rocmprov.kb import load_table
 from rocmprov.kb.lineends import normalise, shown
 from rocmprov.kb.matcher import analyse
@@ -16,6 +18,8 @@ from rocmprov.kb.table import parse_table
 
 ROOT = Path(__file__).resolve().parent.parent
 TQDM = ROOT / "tests" / "fixtures" / "kb-line-ends" / "tqdm-redraw-then-fault.txt"
+FIXTURES = sorted((ROOT / "tests" / "fixtures" / "kb").glob("*.txt"))
+WORDINGS = sorted((ROOT / "tests" / "fixtures" / "kb-wordings").glob("*.txt"))
 
 # no \r allowed anywhere: `$` before the line end, `\n` between the lines, `[^\n]*` to the end
 STRICT = parse_table({"schema": "rocmprov.kb/1", "entries": [
@@ -112,3 +116,20 @@ def test_normalising_is_linear_on_long_runs_and_lines() -> None:
     for text in texts:
         assert "\r" not in normalise(text)
     assert time.process_time() - t0 < 5.0  # about 0.7 s; a quadratic pass takes hours
+
+
+def _whole(text: str) -> tuple[list[dict], list[tuple[str, str]], list[str]]:
+    found = analyse(text)
+    return [m.to_dict() for m in found.matches], [(f.name, f.value) for f in found.facts], list(
+        found.code_like
+    )
+
+
+@pytest.mark.parametrize("path", FIXTURES + WORDINGS, ids=[p.name for p in FIXTURES + WORDINGS])
+def test_every_fixture_gets_the_whole_same_answer_with_any_line_ends(path: Path) -> None:
+    """Not only the first entry (tests/test_kb_crlf.py): every match with its lines, evidence,
+    captures and fix, and the facts, are the same with \\r\\n and with \\r line ends."""
+    text = path.read_bytes().decode("utf-8").partition("\n---\n")[2].replace("\r\n", "\n")
+    lf = _whole(text)
+    assert _whole(text.replace("\n", "\r\n")) == lf
+    assert _whole(text.replace("\n", "\r")) == lf  # old Mac: no \\n at all
