@@ -11,7 +11,8 @@ line of MIB MiB made of every fixture's first line (issue 28: a 4 MiB line in un
 `--dense LINES` times `analyse()` on LINES copies of one fixture's first line (by default the
 Vulkan "vk::Queue::submit: ErrorDeviceLost" of llm.ggml-vulkan-device-lost-compute-timeout): a
 log where every line hits an anchor whose patterns span 9 lines and never complete (round 26:
-7.4 s for 120,000 lines; the best of --runs is the figure to compare, CPU time).
+120,000 lines took 7.9-9.0 s of CPU at bc7614b, 1.8 s after; the best of --runs is the figure
+to compare, CPU time: a shared machine's load slows the wall clock only).
 """
 
 from __future__ import annotations
