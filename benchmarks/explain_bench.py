@@ -2,11 +2,17 @@
 
     python benchmarks/explain_bench.py [--mb 100] [--seed 7] [--error-rate 0.001]
     python benchmarks/explain_bench.py --one-line 4
+    python benchmarks/explain_bench.py --dense 120000 [--fixture ID]
 
 Builds a seeded log of benign noise (kernel, systemd, training-loop lines) with real error
 lines from tests/fixtures/kb mixed in, then times `match()` over the whole table three times
 and prints the median MB/s. `--one-line MIB` times `analyse()` (explain's whole pass) on one
 line of MIB MiB made of every fixture's first line (issue 28: a 4 MiB line in under 1 s).
+`--dense LINES` times `analyse()` on LINES copies of one fixture's first line (by default the
+Vulkan "vk::Queue::submit: ErrorDeviceLost" of llm.ggml-vulkan-device-lost-compute-timeout): a
+log where every line hits an anchor whose patterns span 9 lines and never complete (round 26:
+120,000 lines took 7.9-9.0 s of CPU at bc7614b, 1.8 s after; the best of --runs is the figure
+to compare, CPU time: a shared machine's load slows the wall clock only).
 """
 
 from __future__ import annotations
@@ -75,6 +81,33 @@ def one_line(mib: float) -> str:
     return (block * (size // len(block) + 1))[:size]
 
 
+DENSE = "llm.ggml-vulkan-device-lost-compute-timeout"
+
+
+def dense_log(lines: int, fixture: str = DENSE) -> str:
+    """`lines` copies of the fixture's first line: every line of the log hits its anchor."""
+    body = (FIXTURES / f"{fixture}.txt").read_text(encoding="utf-8").partition("\n---\n")[2]
+    first = next(line for line in body.splitlines() if line.strip())
+    return (first + "\n") * lines
+
+
+def time_dense(lines: int, fixture: str, runs: int) -> int:
+    text = dense_log(lines, fixture)
+    analyse("warm up")
+    times, cpu = [], []
+    found = []
+    for _ in range(runs):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        found = analyse(text).matches
+        times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    print(f"{lines} lines of {fixture}'s first line, {len(text) / 1e6:.1f} MB")
+    print(f"matches: {[(m.id, m.count) for m in found]}")
+    print(f"runs (CPU): {', '.join(f'{t:.2f}s' for t in cpu)}")
+    print(f"best: {min(cpu):.2f} s CPU, {min(times):.2f} s wall")
+    return 0
+
+
 def time_one_line(mib: float, runs: int) -> int:
     text = one_line(mib)
     analyse("warm up")
@@ -97,7 +130,11 @@ def main() -> int:
     parser.add_argument("--error-rate", type=float, default=0.001)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--one-line", type=float, metavar="MIB", help="time one line instead")
+    parser.add_argument("--dense", type=int, metavar="LINES", help="time a dense log instead")
+    parser.add_argument("--fixture", default=DENSE, help="the --dense log's fixture (its id)")
     args = parser.parse_args()
+    if args.dense:
+        return time_dense(args.dense, args.fixture, args.runs)
     if args.one_line:
         return time_one_line(args.one_line, args.runs)
     table = load_table()

@@ -2,7 +2,8 @@
 from PowerShell or a Windows browser) gets the same answer as with \\n (review 25B, item 3):
 every fixture of the table and every other wording, its lines ended with \\r\\n, is answered
 first by the same entry as with \\n (and by the same condition where the wording names one).
-A multi-line pattern must allow the \\r before its \\n (`[ \\t\\r]*\\n` or `\\r?\\n`)."""
+Line ends are made \\n once, before any pattern runs (kb/lineends.py; round 26): a pattern need
+not allow a \\r before its \\n (tests/test_kb_line_ends.py checks whole answers)."""
 
 from __future__ import annotations
 

@@ -29,6 +29,7 @@ from typing import Any
 from rocmprov.kb import codes as status_codes
 from rocmprov.kb.context import FACTS, Fact, extract, hint
 from rocmprov.kb.contexts import NVIDIA_MACHINE
+from rocmprov.kb.lineends import normalise
 from rocmprov.kb.reflow import loosen
 from rocmprov.kb.scan import MAX_COUNT, MAX_EVIDENCE, Found, clip, compile_table, scan
 from rocmprov.kb.table import PLACEHOLDER_RE, Entry, Table, load_table
@@ -250,9 +251,12 @@ def analyse(
     """Known causes in `text`, best first, with the facts seen in it. `context` gives facts the
     text may lack (e.g. {"gfx": "gfx1031", "container": "yes"}); it wins over a fact seen
     elsewhere in the text, and a value captured on the matched line itself wins over both.
-    `codes`: also report library status codes no entry explained. Never raises on any text."""
+    `codes`: also report library status codes no entry explained. Never raises on any text.
+    Line ends are made \\n once, first (kb/lineends.py: \\r\\n and old Mac \\r as \\n, a line
+    a progress bar redrew with \\r as its text after the last \\r): every pass reads that."""
     if not isinstance(text, str):
         raise TypeError("match() takes text (str); decode bytes first")
+    text = normalise(text)
     table = table or load_table()
     index = status_codes.load_codes() if codes else None
     code_lines: dict[int, tuple[int, str]] = {}

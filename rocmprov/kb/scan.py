@@ -11,6 +11,13 @@ within _SPAN a line around the hit, from each start once (kb/window.py). So a ma
 an enormous line's evidence is shown from just before its match, cut at MAX_LINE characters. A
 pattern may not begin with an unbounded repeat (tests/test_kb_hygiene.py): the regex engine would
 retry it from every position of a long run of its characters.
+
+A log dense with hits of a multi-line pattern's anchor (every line, none completing a match)
+costs little a line: a hit whose window lacks a literal its pattern needs (its prefix, or one
+every match holds: window.required_literals) is passed over without trying a start there (the
+literal's places are read once as the windows move on: window.Ahead), and a start is matched
+only where its own lines hold that literal (120,000 Vulkan ErrorDeviceLost lines: 9 s -> about
+2 s; benchmarks/explain_bench.py --dense).
 """
 
 from __future__ import annotations
@@ -26,10 +33,12 @@ from rocmprov.kb.literals import Finder, finder, over
 from rocmprov.kb.table import Pattern, Table
 from rocmprov.kb.window import SPAN as _SPAN
 from rocmprov.kb.window import (
+    Ahead,
     Seen,
     context_ok,
     first_chars,
     literal_prefix,
+    required_literals,
     starting_by,
     widen,
 )
@@ -98,6 +107,21 @@ class _Target:
         """The literal every match of `regex` starts with ('' when it has none): a multi-line
         pattern is tried only where it could start at or before its anchor's hit."""
         return "" if self.source is None else literal_prefix(self.regex.pattern, self.regex.flags)
+
+    @cached_property
+    def needs(self) -> str:
+        """The longest literal every match holds besides its prefix ('' when none is known)."""
+        if self.source is None:
+            return ""
+        own = self.source.compiled  # `regex` itself (read here, not through a wrapper of it)
+        runs = required_literals(own.pattern, own.flags)
+        return next((run for run in runs if run not in self.prefix), "")
+
+    @cached_property
+    def musts(self) -> tuple[str, ...]:
+        """The literals every match holds (its prefix, `needs`): one missing near a hit rules
+        out every match around it, before its window is even found."""
+        return tuple(x for x in (self.prefix, self.needs) if x)
 
     @cached_property
     def firsts(self) -> str:
@@ -193,10 +217,12 @@ def scan(
     (line start -> (line number, line))."""
     found: dict[int, Found] = {}
     seen: dict[re.Pattern[str], Seen] = {}  # where each context regex matched (unless/near)
+    ahead: dict[tuple[str, int], Ahead] = {}  # where literals that matches need lie
     searched: set[tuple[int, int, int]] = set()  # (entry, pattern, line start): done once
     tried: dict[_Target, int] = {}  # a multi-line target's starts tried so far (starting_by)
     covered: dict[tuple[int, int], tuple[int, int]] = {}  # (entry, pattern) -> (line, up to)
     done_on_line: set[str] = set()  # anchors with nothing left to do on the current line
+    windows: dict[tuple[int, int, int], tuple[int, int]] = {}  # the current line's (widen)
     full: set[int] = set()  # entries counted MAX_COUNT times: not searched any more
     search = over(compiled.scan, text)
     line_no, counted_to = 1, 0
@@ -212,6 +238,7 @@ def scan(
             nxt = text.find("\n", pos)
             end = len(text) if nxt < 0 else nxt
             done_on_line.clear()
+            windows.clear()
             skipped, jump_at = 0, _SKIPS
         anchor = hit.group()
         if anchor in done_on_line:  # every target of it is done for this line
@@ -264,8 +291,14 @@ def scan(
                 searched.add(key)
                 # each line of a match is at most _SPAN long, the anchor's own line too: an
                 # enormous line gives the regex _SPAN either way of the hit, not lines * _SPAN
-                lo, hi = widen(text, max(start, pos - _SPAN), min(end, pos + _SPAN),
-                               target.lines - 1, target.lines * _SPAN)  # fmt: skip
+                bounds = (max(start, pos - _SPAN), min(end, pos + _SPAN), target.lines)
+                window = windows.get(bounds)
+                if window is None:  # the targets of one hit with as many lines share it
+                    reach = target.lines * _SPAN
+                    window = windows[bounds] = widen(text, *bounds[:2], target.lines - 1, reach)
+                lo, hi = window
+                if not _holds(ahead, target, text, lo, hi):
+                    continue  # a literal every match holds is not in the window: nothing to try
                 for m in starting_by(target, text, lo, hi, pos, tried):
                     if m.start() > pos:
                         break
@@ -292,6 +325,19 @@ def scan(
             done_on_line.add(anchor)
         hit = search(text, pos + 1)
     return found
+
+
+def _holds(ahead: dict[tuple[str, int], Ahead], target: _Target, text: str, lo: int,
+           hi: int) -> bool:  # fmt: skip
+    """text[lo:hi] holds every literal that a match of `target` holds (each literal's places are
+    read once as windows of its size move on: `ahead`, one per literal and window size)."""
+    for literal in target.musts:
+        near = ahead.get((literal, target.lines))
+        if near is None:
+            near = ahead[literal, target.lines] = Ahead(literal)
+        if not near.any_in(text, lo, hi):
+            return False
+    return True
 
 
 def _record(

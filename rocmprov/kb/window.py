@@ -33,6 +33,8 @@ class Target(Protocol):
     def near(self) -> re.Pattern[str] | None: ...
     @property
     def firsts(self) -> str: ...
+    @property
+    def needs(self) -> str: ...
 
 SPAN = 8192  # a match is at most this long: how far around a hit a regex looks
 AROUND = 1024  # characters per line of context a pattern's unless/near reads
@@ -84,6 +86,30 @@ class Seen:
         return i < len(self.starts) and self.starts[i] < hi
 
 
+class Ahead:
+    """Where one literal lies in the stretch of text read so far: asked about windows that move
+    forward through the text (one Ahead per literal and window size), it reads each character of
+    their union once; a window away from the stretch starts a new one (its own length read)."""
+
+    def __init__(self, literal: str) -> None:
+        self.literal = literal
+        self.lo = self.hi = 0  # the stretch
+        self.at = -1  # the first place in it at or after `lo` where the literal lies whole
+
+    def any_in(self, text: str, lo: int, hi: int) -> bool:
+        """Whether the literal lies whole in text[lo:hi]."""
+        n = len(self.literal)
+        if lo < self.lo or lo > self.hi:  # not next to the stretch: start a new one
+            self.lo = self.hi = lo
+            self.at = -1
+        if 0 <= self.at < lo:  # the place found is behind: the next one, up to the stretch's end
+            self.at = text.find(self.literal, max(lo, self.at + 1), self.hi)
+        if self.at < 0 and hi > self.hi:  # none in the stretch: read on to `hi`
+            self.at = text.find(self.literal, max(lo, self.hi - n + 1), hi)
+        self.lo, self.hi = lo, max(hi, self.hi)
+        return self.at >= 0 and self.at + n <= hi
+
+
 def context_ok(
     text: str, target: Target, s: int, e: int, seen: dict[re.Pattern[str], Seen]
 ) -> bool:
@@ -121,8 +147,10 @@ def starting_by(
     the hit once a window held all those lines: it is not tried again. One tried in a window cut
     shorter (enormous lines) is. In a log where every line holds the anchor, each line's window
     was tried from every line of it again (26 x 26 lines a line for a 26-line pattern)."""
+    needs = target.needs  # a literal every match holds: where it is missing, nothing to try
     if not target.prefix and not target.firsts:
-        yield from target.regex.finditer(text, lo, hi)
+        if not needs or text.find(needs, lo, hi) >= 0:
+            yield from target.regex.finditer(text, lo, hi)
         return
     final = True  # every start tried so far had a window that held all its lines
     after = max(lo, tried.get(target, 0))
@@ -130,7 +158,12 @@ def starting_by(
         if start < after:
             continue
         stop = lines_end(text, start, target.lines, hi)
-        m = target.regex.match(text, start, min(hi, stop))
+        upto = min(hi, stop)
+        m = (
+            None
+            if needs and text.find(needs, start, upto) < 0
+            else target.regex.match(text, start, upto)
+        )
         # finditer's next match starts after this one: a start inside it is not tried
         after = max(m.end(), start + 1) if m is not None else start + 1
         if final and stop <= hi:
@@ -293,9 +326,42 @@ def _first_of(op: Any, arg: Any) -> tuple[frozenset[str] | None, bool]:
 
 @lru_cache(maxsize=4096)
 def literal_prefix(pattern: str, flags: int) -> str:
-    """The literal every match of `pattern` starts with ('' when it has none)."""
-    chars, _skip, _all = sre_compiler._get_literal_prefix(sre_parse.parse(pattern, flags), flags)
+    """The literal every match of `pattern` starts with ('' when it has none). Zero-width
+    assertions before it (`\\b`, `^`) are passed over: a match still starts at the literal
+    (`\\bring comp_...` is tried at each "ring ", not at every "r" of a line)."""
+    parsed = sre_parse.parse(pattern, flags)
+    skip = 0
+    while skip < len(parsed) and parsed[skip][0] is sre_constants.AT:
+        skip += 1
+    chars, _skip, _all = sre_compiler._get_literal_prefix(parsed[skip:], flags)
     return "".join(map(chr, chars))
+
+
+def _runs(items: Any, out: list[str], run: str) -> str:
+    """Literal runs of the parsed items that every match consumes, into `out`; returns the run
+    still open at their end."""
+    for op, arg in items:
+        if op is sre_constants.LITERAL:
+            run += chr(arg)
+        elif op is sre_constants.SUBPATTERN and not arg[1] and not arg[2]:  # a plain group
+            run = _runs(arg[3], out, run)
+        else:  # anything else may match other text (or nothing): the run ends
+            out.append(run)
+            run = ""
+    return run
+
+
+@lru_cache(maxsize=4096)
+def required_literals(pattern: str, flags: int) -> tuple[str, ...]:
+    """Literals that every match of `pattern` holds in its matched text (not in a look-around),
+    longest first; none for a case-insensitive pattern. Where one is missing from a window, no
+    match of the pattern can lie in that window."""
+    parsed = sre_parse.parse(pattern, flags)
+    if parsed.state.flags & re.IGNORECASE:
+        return ()
+    out: list[str] = []
+    out.append(_runs(parsed, out, ""))
+    return tuple(sorted((run for run in out if run), key=len, reverse=True))
 
 
 @lru_cache(maxsize=4096)
