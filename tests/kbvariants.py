@@ -6,10 +6,12 @@ spacing (no-break spaces, runs of spaces), with a web page's typography (curly q
 an en dash; HTML escapes when copied from a page's source), with a terminal's colour codes (and
 with their ESC lost, as a paste often shows them), or with other values where the fixture has one
 machine's: another gfx target, PCI address,
-ROCm or package version, user's home, process id or address. An entry whose pattern fails on
-such a variant hard-codes a varying value or requires optional context.
+ROCm or package version, user's home, process id or address, or with the matched line's own
+program prefix cut (an issue title quoting "Could not initialize Tensile library" without
+"rocBLAS error: "; `program_prefix_cut` says when). An entry whose pattern fails on such a
+variant hard-codes a varying value or requires optional context.
 
-    variants(text) -> [(name, variant text)]   # only the variants that change the text
+    variants(text, anchors, matched) -> [(name, variant text)]   # only those that change it
 
 Pure; used by tests/test_kb_hygiene.py.
 """
@@ -149,14 +151,77 @@ def html_escaped(line: str) -> str:
             .replace('"', "&quot;").replace("'", "&#39;"))  # fmt: skip
 
 
-def variants(text: str, anchors: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+# Tails that any program prints (strerror, the dynamic loader, a shell, Windows): a tail made of
+# one of these and a name is not specific without the head that says which program failed.
+GENERIC_TAILS = re.compile(
+    r"No such file or directory|Permission denied|No space left on device|Operation not permitted"
+    r"|Address family not supported by protocol|Input/output error|Cannot allocate memory"
+    r"|Device or resource busy|Invalid argument|Connection refused|Connection timed out"
+    r"|No such device|File exists|Not a directory|Is a directory|command not found"
+    r"|cannot open shared object file|error while loading shared libraries|Syntax error"
+    r"|The system cannot find the (?:file|path) specified|\[WinError \d+\]",
+    re.I,
+)
+_LETTER_WORD = re.compile(r"[A-Za-z]+(?:['-][A-Za-z]+)*")
+_HEAD_TOKEN = re.compile(r"[\w.+=()\[\]*#@:-]+")
+
+
+def program_prefix_cut(line: str) -> str | None:
+    """`line` without its program's prefix, as a user quotes the message ("Could not initialize
+    Tensile library" for "rocBLAS error: Could not initialize Tensile library", "probe of
+    0000:e3:00.0 failed with error -22" for "amdgpu: probe of ..."), or None when the rule
+    says the cut is not one a user makes or leaves nothing specific. The rule:
+
+    - the line is cut at its first ": "; the head (before it, leading spaces, quote marks and
+      backticks dropped) is a program's, a logger's or a device's prefix: 1 to 3 tokens, each
+      name-like (``rocBLAS error``, ``kfd kfd``, ``amdgpu 0000:03:00.0``, ``LLVM ERROR``,
+      ``triton.runtime.errors.OutOfResources``, ``E``), not ending in a space (apt's
+      ``" pkg : Depends: ..."`` and aligned fields ``GPU[0]    : ``), holding no path (``/``,
+      ``\\``) and no ``file.ext:line`` location (a path or a compiler's location is what the
+      message is about: ``x.deb: 2: Syntax error``, ``hipsparse.h:8741:28: error: expected``);
+      its tokens are names (letters, digits, ``._-+=:()[]*#@``), the first with a letter, the
+      last not a bare number (``Device 1: AMD Radeon ...`` is a numbered field, not a prefix);
+    - the tail (after ": ") is specific: at least 4 words of letters (2 letters or more; a
+      path, a number, a hex value or an ``UPPER_CASE_NAME`` is not a word) once any generic
+      OS tail (GENERIC_TAILS: strerror texts, the dynamic loader's, a shell's, Windows') is
+      taken out: "No such file or directory at /usr/bin/hipcc line 592." leaves 2 words,
+      "group 'render' does not exist" has 5.
+    """
+    head, sep, tail = line.partition(": ")
+    head = head.lstrip(" \t>`'\"")
+    tokens = head.split()
+    if not sep or not 1 <= len(tokens) <= 3 or head != head.rstrip():
+        return None
+    if any(not _HEAD_TOKEN.fullmatch(t) for t in tokens) or not re.search("[A-Za-z]", tokens[0]):
+        return None
+    if re.search(r"\.\w+:\d", head) or tokens[-1].isdigit():
+        return None
+    words = [
+        w
+        for token in GENERIC_TAILS.sub(" ", tail).split()
+        if "/" not in token and "\\" not in token
+        for w in [token.strip("'\"`\u2018\u2019\u201c\u201d,.;:!?()[]{}")]
+        if len(w) >= 2 and _LETTER_WORD.fullmatch(w)
+    ]
+    return tail if len(words) >= 4 else None
+
+
+def variants(text: str, anchors: tuple[str, ...] = (), matched: int = 0) -> list[tuple[str, str]]:
     """The variants of `text` that change it. A line cut at a terminal's width is one only when
     every one of `anchors` (the literals the entry's patterns are found by) found in the text
-    survives the cut: what is cut off is what follows the message's distinctive words."""
+    survives the cut: what is cut off is what follows the message's distinctive words.
+    `matched` (1-based, 0: none) is the first line the entry matched: its program's prefix
+    is cut when `program_prefix_cut` allows ("program-prefix-cut")."""
     out: list[tuple[str, str]] = []
     bare = strip_prefixes(text)
     if bare != text:
         out.append(("prefix-stripped", bare))
+    bare_lines = bare.split("\n")
+    if 0 < matched <= len(bare_lines):
+        tail = program_prefix_cut(bare_lines[matched - 1])
+        if tail is not None:
+            cut_lines = [*bare_lines[: matched - 1], tail, *bare_lines[matched:]]
+            out.append(("program-prefix-cut", "\n".join(cut_lines)))
     for name, prefix in ADDED.items():
         out.append((f"prefix-{name}", add_prefix(bare, prefix)))
     present = [a for a in anchors if a in bare]
