@@ -84,14 +84,20 @@ def test_no_entry_or_fixture_cites_a_held_out_report() -> None:
     assert wrong == []
 
 
-# Older names of renamed repositories that kbsplit's RENAMED does not fold (folding them now
-# would move reports already on one side to the other); a report cited under one spelling and
-# held out under the other would be one report on both sides.
+# Older names of renamed repositories (GitHub redirects them) that kbsplit's RENAMED does not
+# fold (folding them now would move reports already on one side to the other); a report cited
+# under one spelling and held out under the other would be one report on both sides.
 ALIASES = {
     "/microsoft/deepspeed/": "/deepspeedai/deepspeed/",
     "/rocmsoftwareplatform/": "/rocm/",
     "/radeonopencompute/": "/rocm/",
     "/openai/triton/": "/triton-lang/triton/",
+    "/comfyanonymous/comfyui/": "/comfy-org/comfyui/",
+    "/oobabooga/text-generation-webui/": "/oobabooga/textgen/",
+    "/vladmandic/automatic/": "/vladmandic/sdnext/",
+    "/lshqqytiger/stable-diffusion-webui-directml/": "/lshqqytiger/stable-diffusion-webui-amdgpu/",
+    "/timdettmers/bitsandbytes/": "/bitsandbytes-foundation/bitsandbytes/",
+    "/ggerganov/whisper.cpp/": "/ggml-org/whisper.cpp/",
     "/gpuopen-professionalcompute-libraries/": "/rocm/",
     "/gpuopen-professionalcompute-tools/": "/rocm/",
 }
