@@ -1,0 +1,149 @@
+"""Review A of session 26's table (issue 28: `rocmprov explain`): each test is a finding of a
+hostile read of round 26's first branches, failing on the table before its fix.
+
+The log texts below are synthetic reproducers, constructed to test each rule (the reviewer's
+counter-examples, shortened); they are not fixtures and quote no report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rocmprov.kb.table import load_table
+from tests.kb_helpers import first as _first
+from tests.kb_helpers import ids as _ids
+from tests.kb_helpers import known as _known
+
+ROOT = Path(__file__).resolve().parent
+WORDINGS = ROOT / "fixtures" / "kb-wordings"
+
+
+def _entry(entry_id: str):
+    return next(e for e in load_table().entries if e.id == entry_id)
+
+
+def _sources(entry_id: str) -> str:
+    return "\n".join(_entry(entry_id).sources)
+
+
+def _text(entry_id: str) -> str:
+    e = _entry(entry_id)
+    return " ".join(
+        [e.cause, e.fix] + [" ".join([c.when, c.fix or ""]) for c in getattr(e, "conditions", [])]
+    )
+
+
+# constructed to test the rule: CUDA's own error string in NVIDIA-only logs
+CUDA_ONLY = [
+    "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=383 error=209 :"
+    " no kernel image is available for execution on the device\n",
+    "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorNoKernelImageForDevice:"
+    " no kernel image is available for execution on the device\n",
+    "GPUassert: no kernel image is available for execution on the device kernel.cu 42\n",
+    "RuntimeError: CUDA Error: no kernel image is available for execution on the device\n",
+    "Cuda error: no kernel image is available for execution on the device\n",
+    "error in modulated_deformable_im2col_cuda: no kernel image is available for execution on"
+    " the device\n",
+]
+
+
+def test_no_binary_for_gpu_takes_no_bare_cuda_string() -> None:
+    """1: the bare "no kernel image is available..." is CUDA's string; its only source stated
+    another cause. The entry keeps its HIP-prefixed form."""
+    for text in CUDA_ONLY:
+        assert "hip.no-binary-for-gpu" not in _ids(text), text
+    assert "sleepingrobots" not in _sources("hip.no-binary-for-gpu")
+    assert not (WORDINGS / "hip.no-binary-for-gpu.no-kernel-image-bare.txt").exists()
+    hip = "RuntimeError: HIP error: no kernel image is available for execution on the device\n"
+    assert _first(hip).id == "hip.no-binary-for-gpu"
+
+
+def test_dpkg_not_configured_yet_after_a_blank_line_or_on_one_line() -> None:
+    """5: "is not configured yet" after a blank line, or on the same (collapsed) line, is the
+    consequence of another package's failed configure, not a missing dependency."""
+    # constructed to test the rule
+    blank = (
+        "dpkg: dependency problems prevent configuration of rocm-dkms:\n"
+        " rocm-dkms depends on rock-dkms; however:\n"
+        "\n"
+        "  Package rock-dkms is not configured yet.\n"
+    )
+    one_line = (
+        "dpkg: dependency problems prevent configuration of rocm-dkms: rocm-dkms depends on"
+        " rock-dkms; however: Package rock-dkms is not configured yet. dpkg: error processing"
+        " package rocm-dkms (--configure): dependency problems - leaving unconfigured\n"
+    )
+    for text in (blank, one_line):
+        assert "apt.dpkg-i-rocm-deb-missing-dependency" not in _ids(text), text
+    missing = (
+        "dpkg: dependency problems prevent configuration of rocm-dev:\n"
+        " rocm-dev depends on hip-base (= 6.2.41133.60200-66~22.04); however:\n"
+        "  Package hip-base is not installed.\n"
+    )
+    assert _first(missing).id == "apt.dpkg-i-rocm-deb-missing-dependency"
+
+
+def test_rocblas_tail_form_is_not_a_permission_error() -> None:
+    """6: "Permission denied for GPU arch : gfxN" alone is an unreadable file, not a build
+    without the arch."""
+    # constructed to test the rule
+    assert "rocblas.no-tensile-for-arch" not in _ids("Permission denied for GPU arch : gfx1030\n")
+    assert "rocblas.igpu-gfx1036-picked" not in _ids("Permission denied for GPU arch : gfx1036\n")
+    seek = "Illegal seek for GPU arch : gfx1035\n"
+    assert _first(seek).id == "rocblas.no-tensile-for-arch"
+
+
+def test_rocwmma_static_assert_needs_llama_cpp_nearby() -> None:
+    """7: rocWMMA's own samples stop at the same assertion; only a llama.cpp build is told the
+    GGML_HIP_ROCWMMA_FATTN cause."""
+    # constructed to test the rule
+    sample = (
+        "[ 50%] Building HIP object samples/CMakeFiles/simple_hgemm.dir/simple_hgemm.cpp.o\n"
+        "In file included from /opt/rocm/include/rocwmma/rocwmma.hpp:32:\n"
+        "/opt/rocm/include/rocwmma/internal/config.hpp:76:1: error: static assertion failed due"
+        " to requirement '0': Unsupported architecture\n"
+        '   76 | static_assert(0, "Unsupported architecture");\n'
+    )
+    assert "llm.llamacpp-rocwmma-fattn-no-matching-mma" not in _ids(sample)
+    llama = (
+        "[ 12%] Building HIP object ggml/src/ggml-hip/CMakeFiles/ggml-hip.dir/__/ggml-cuda/"
+        "fattn-wmma-f16.cu.o\n"
+        "In file included from /opt/rocm/include/rocwmma/rocwmma.hpp:32:\n"
+        "/opt/rocm/include/rocwmma/internal/config.hpp:76:1: error: static assertion failed due"
+        " to requirement '0': Unsupported architecture\n"
+        '   76 | static_assert(0, "Unsupported architecture");\n'
+    )
+    assert _first(llama).id == "llm.llamacpp-rocwmma-fattn-no-matching-mma"
+
+
+def test_kfd_open_invalid_argument_is_back_to_its_reviewed_cause() -> None:
+    """8: the added "user space too old" cause came from a fork's decision record whose sibling
+    record blames another cause for the same line."""
+    assert "vmafx" not in _sources("kfd.open-invalid-argument")
+    text = _text("kfd.open-invalid-argument")
+    assert "7.2.3" not in text and "Two\n" not in text and "Two causes" not in text
+
+
+def test_miopen_workspace_warning_makes_no_slowdown_claim() -> None:
+    """9: the 3.5x slowdown and "PyTorch offers no workspace" claims came from one person's
+    research repository."""
+    assert "Peterc3-dev" not in _sources("miopen.is-enough-workspace-warning")
+    text = _text("miopen.is-enough-workspace-warning")
+    assert "3.5 times" not in text and "without offering workspace" not in text
+    assert _entry("miopen.is-enough-workspace-warning").harmless
+
+
+def test_rewrite_page_prose_is_no_fixture_and_no_wording() -> None:
+    """10: a rewrite page's prose is not program output; the underscore-less HIP_PLATFORM
+    form exists only in such a rewrite (hipBLASLt#1697 shows the underscores)."""
+    assert not (
+        WORDINGS / "compiler.hip-platform-macro-undefined.markdown-underscores-lost.txt"
+    ).exists()
+    assert not (WORDINGS / "hip.event-sync-after-stream-destroyed.gitcode-rewrite.txt").exists()
+    # constructed to test the rule
+    bare = "Must define exactly one of HIP_PLATFORM_AMD or HIP_PLATFORM_NVIDIA\n"
+    assert "compiler.hip-platform-macro-undefined" not in _ids(bare)
+    real = "#error Must define exactly one of __HIP_PLATFORM_AMD__ or __HIP_PLATFORM_NVIDIA__\n"
+    assert "compiler.hip-platform-macro-undefined" in _ids(real)
+    for entry_id in ("compiler.hip-platform-macro-undefined", "hip.event-sync-after-stream-destroyed"):
+        sources = _sources(entry_id)
+        assert "gitcode" not in sources and "youkuaiyun" not in sources and "csdn" not in sources
