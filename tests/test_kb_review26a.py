@@ -147,3 +147,45 @@ def test_rewrite_page_prose_is_no_fixture_and_no_wording() -> None:
     for entry_id in ("compiler.hip-platform-macro-undefined", "hip.event-sync-after-stream-destroyed"):
         sources = _sources(entry_id)
         assert "gitcode" not in sources and "youkuaiyun" not in sources and "csdn" not in sources
+
+
+RDNA4_FAULT = (
+    "Memory access fault by GPU node-1 (Agent handle: 0x55d1) on address 0x7f1200000000."
+    " Reason: Page not present or supervisor privilege.\n"
+)
+
+
+def test_rdna4_rocm70_condition_needs_hipblaslt_or_torch_and_follows_nil() -> None:
+    """2: the hipBLASLt expert-scheduling story is told only with hipBLASLt or a torch
+    +rocm7.0/7.1 wheel in the text, after the (nil) condition, without a "7.10 branch"
+    claim rocm-libraries#3211 does not make."""
+    # constructed to test the rule: a llama.cpp run and an own-HIP (nil) fault
+    llamacpp = (
+        "llama.cpp build with ROCm 7.1.0\nggml_cuda_init: found 1 ROCm devices:\n"
+        "  Device 0: AMD Radeon RX 9070 XT, gfx1201 (0x1201), VMM: no, Wave Size: 32\n"
+        + RDNA4_FAULT
+    )
+    own_nil = (
+        "Device 0: AMD Radeon RX 9070 XT, gfx1201 (0x1201)\n"
+        "$ hipcc --offload-arch=gfx1201 -o saxpy saxpy.cpp && ./saxpy\nROCm version: 7.0.2\n"
+        "Memory access fault by GPU node-1 (Agent handle: 0x5a2b3c) on address (nil). Reason:"
+        " Page not present or supervisor privilege.\nAborted (core dumped)\n"
+    )
+    m = _first(llamacpp)
+    assert m.id == "hsa.memory-access-fault" and "RDNA4" not in m.condition
+    m = _first(own_nil)
+    assert m.id == "hsa.memory-access-fault" and m.condition.startswith("the fault address is null")
+    torch = "torch 2.9.0+rocm7.0\nAMD Radeon RX 9070 XT gfx1201\n" + RDNA4_FAULT
+    m = _first(torch)
+    assert "RDNA4" in m.condition and "7.10" not in m.fix and "3211" in m.fix
+    assert "Windows" in m.fix and "#3164" in m.fix
+    blaslt = "ROCm 7.1.1, gfx1201\nrocblas -> libhipblaslt.so.1\n" + RDNA4_FAULT
+    assert "RDNA4" in _first(blaslt).condition
+    illegal = (
+        "torch 2.9.0+rocm7.0\nAMD Radeon RX 9070 XT gfx1201\n"
+        "RuntimeError: HIP error: an illegal memory access was encountered\n"
+    )
+    m = _first(illegal)
+    assert m.id == "hip.illegal-address" and "RDNA4" in m.condition and "7.10" not in m.fix
+    plain = "ROCm 7.1.0\nAMD Radeon RX 9070 XT gfx1201\nHIP error: an illegal memory access was encountered\n"
+    assert "RDNA4" not in _first(plain).condition
