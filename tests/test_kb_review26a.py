@@ -11,7 +11,6 @@ from pathlib import Path
 from rocmprov.kb.table import load_table
 from tests.kb_helpers import first as _first
 from tests.kb_helpers import ids as _ids
-from tests.kb_helpers import known as _known
 
 ROOT = Path(__file__).resolve().parent
 WORDINGS = ROOT / "fixtures" / "kb-wordings"
@@ -144,7 +143,10 @@ def test_rewrite_page_prose_is_no_fixture_and_no_wording() -> None:
     assert "compiler.hip-platform-macro-undefined" not in _ids(bare)
     real = "#error Must define exactly one of __HIP_PLATFORM_AMD__ or __HIP_PLATFORM_NVIDIA__\n"
     assert "compiler.hip-platform-macro-undefined" in _ids(real)
-    for entry_id in ("compiler.hip-platform-macro-undefined", "hip.event-sync-after-stream-destroyed"):
+    for entry_id in (
+        "compiler.hip-platform-macro-undefined",
+        "hip.event-sync-after-stream-destroyed",
+    ):
         sources = _sources(entry_id)
         assert "gitcode" not in sources and "youkuaiyun" not in sources and "csdn" not in sources
 
@@ -187,5 +189,8 @@ def test_rdna4_rocm70_condition_needs_hipblaslt_or_torch_and_follows_nil() -> No
     )
     m = _first(illegal)
     assert m.id == "hip.illegal-address" and "RDNA4" in m.condition and "7.10" not in m.fix
-    plain = "ROCm 7.1.0\nAMD Radeon RX 9070 XT gfx1201\nHIP error: an illegal memory access was encountered\n"
+    plain = (
+        "ROCm 7.1.0\nAMD Radeon RX 9070 XT gfx1201\n"
+        "HIP error: an illegal memory access was encountered\n"
+    )
     assert "RDNA4" not in _first(plain).condition
