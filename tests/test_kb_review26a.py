@@ -194,3 +194,20 @@ def test_rdna4_rocm70_condition_needs_hipblaslt_or_torch_and_follows_nil() -> No
         "HIP error: an illegal memory access was encountered\n"
     )
     assert "RDNA4" not in _first(plain).condition
+
+
+def test_vllm_aiter_moe_not_available_is_not_told_the_unknown_gpu_cause() -> None:
+    """3: vLLM raises "ROCm AITer MoE backend is not available for this configuration" for
+    `--moe-backend aiter` whenever its AITER MoE is not enabled (VLLM_ROCM_USE_AITER /
+    VLLM_ROCM_USE_AITER_MOE unset included), on a supported MI300X too: not AITER's unknown
+    GPU. The wording is removed from llm.aiter-gpu-arch-unknown."""
+    # constructed to test the rule: an MI300X (gfx942, in AITER's list) with the variable unset
+    mi300 = (
+        "INFO 01-05 10:00:00 [__init__.py:241] Automatically detected platform rocm.\n"
+        "GPU: AMD Instinct MI300X (gfx942)\n"
+        "$ vllm serve Qwen/Qwen3-30B-A3B --moe-backend aiter\n"
+        "ValueError: ROCm AITer MoE backend is not available for this configuration\n"
+    )
+    assert "llm.aiter-gpu-arch-unknown" not in _ids(mi300)
+    assert not (WORDINGS / "llm.aiter-gpu-arch-unknown.moe-backend-not-available.txt").exists()
+    assert "--moe-backend aiter" not in _text("llm.aiter-gpu-arch-unknown")
