@@ -159,7 +159,7 @@ GENERIC_TAILS = re.compile(
     r"|Device or resource busy|Invalid argument|Connection refused|Connection timed out"
     r"|No such device|File exists|Not a directory|Is a directory|command not found"
     r"|cannot open shared object file|error while loading shared libraries|Syntax error"
-    r"|The system cannot find the (?:file|path) specified|\[WinError \d+\]",
+    r"|The system cannot find the (?:file|path) specified|\[WinError \d+\]|No module named",
     re.I,
 )
 _LETTER_WORD = re.compile(r"[A-Za-z]+(?:['-][A-Za-z]+)*")
