@@ -104,7 +104,8 @@ def test_glibcxx_undefined_reference_in_a_rocm_build_still_answers() -> None:
     assert found[0].id == "rocm.libstdcxx-older-than-required"
     assert any("Spack" in note for note in found[0].notes)
     # the ROCm library's own undefined reference needs no context (legacy-rocm-build#2084)
-    real = _fixture("kb-wordings/rocm.libstdcxx-older-than-required.link-time-undefined-reference.txt")
+    wording = "kb-wordings/rocm.libstdcxx-older-than-required.link-time-undefined-reference.txt"
+    real = _fixture(wording)
     assert _first_id(real) == "rocm.libstdcxx-older-than-required"
 
 
@@ -190,7 +191,8 @@ def test_a_non_hip_build_missing_clang_builtins_is_not_told_hip_cmake() -> None:
 
 
 def test_unsupported_arch_from_another_tool_is_not_told_tinygrad() -> None:
-    text = "rocprof-compute analyze -p workloads/x/MI300\nERROR: Unsupported arch: gfx1201\n"  # constructed
+    # constructed
+    text = "rocprof-compute analyze -p workloads/x/MI300\nERROR: Unsupported arch: gfx1201\n"
     assert "framework.tinygrad-amd-backend-unsupported-arch" not in _ids(text)
     fixture = _fixture("kb/framework.tinygrad-amd-backend-unsupported-arch.txt")
     assert _first_id(fixture) == "framework.tinygrad-amd-backend-unsupported-arch"
