@@ -6,7 +6,8 @@ trailing one, go), so nothing a pattern found before this step (bc7614b) is lost
 - \\r\\n (Windows) and \\n\\r (serial consoles) are \\n: two str.replace, in C, before any regex.
 - A \\r followed only by blanks or ANSI escape sequences (a spinner's erase-line, \\x1b[K) up
   to the line's end is a trailing \\r: it is dropped with them, so "text\\r\\x1b[K\\n" is "text".
-  A \\r at a line's start moves the cursor nowhere: it is dropped (blanks after it stay).
+  A \\r at a line's start (after a \\n) moves the cursor nowhere: it is dropped (blanks after
+  it stay); at the text's start it stays (an old Mac file's empty first line).
 - Any other lone \\r stays in its line as it is: "x 10%\\rdone" and a message followed by a
   progress bar on the same line keep all their text. (A terminal would show the line redrawn,
   but no real capture of redraw bytes was available to check that rule against, and taking
@@ -38,7 +39,7 @@ def _trailing(m: re.Match[str]) -> str:
     text, start, end = m.string, m.start(), m.end()
     if end == len(text) or text[end] == "\n":
         return ""
-    if start == 0 or text[start - 1] == "\n":
+    if start and text[start - 1] == "\n":
         return m.group().replace("\r", "")
     return m.group()
 
