@@ -207,3 +207,15 @@ def test_file_over_the_limit_is_refused_and_one_at_the_limit_is_read(tmp_path: P
     with open(tmp_path / "over.log", "wb") as fh:
         fh.truncate(explain.MAX_INPUT + 1)
     _one_usage_line(script("explain over.log", tmp_path), "over.log: more than 16 MiB")
+
+
+def test_json_lines_agree_with_the_match_line_numbers_on_cr_line_ends(tmp_path: Path) -> None:
+    """Constructed input (review 26C, cr_only.txt): a \\r-only text was counted as 1 line while
+    its match was on line 3; explain now normalises once and counts the lines it matched."""
+    log = tmp_path / "cr_only.txt"
+    log.write_bytes(b"Loading model 10%\rLoading model 100%\rhipErrorNoBinaryForGpu: Unable to "
+                    b"find code object for all current devices!")  # fmt: skip
+    doc = json.loads(run(str(log), "--format", "json").stdout)
+    first = doc["matches"][0]
+    assert first["id"] == "hip.no-binary-for-gpu" and first["lines"] == [3]
+    assert doc["lines"] == 3 and doc["bytes"] == log.stat().st_size

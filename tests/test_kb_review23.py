@@ -4,6 +4,8 @@ hostile read, failing before its fix."""
 from __future__ import annotations
 
 from rocmprov.kb import match
+from rocmprov.kb.lineends import normalise
+from rocmprov.kb.window import SPAN
 
 
 def _ids(text: str) -> list[str]:
@@ -42,19 +44,24 @@ def test_near_and_unless_read_the_lines_around_an_enormous_line() -> None:
     where the code before 614744d found it (it read from the text's start)."""
     progress = "".join(f"\rProgress: [{i % 100:3d}%] [" + "#" * 40 + "]" for i in range(300))
     entry = "dkms.initramfs-boot-full"  # update-initramfs failed, near 'No space left on device'
+    enormous = progress.replace("\r", " ")  # one line: a lone \r stays inside its line
     before = (
         "cp: error writing '/boot/initrd.img-6.8.0-40-generic.new': No space left on device\n"
-        + progress + "update-initramfs: failed for /boot/initrd.img-6.8.0-40-generic with 1.\n"
+        + enormous + "update-initramfs: failed for /boot/initrd.img-6.8.0-40-generic with 1.\n"
     )
-    # (a \r redraw after the message would be written over it, as the terminal shows it:
-    # kb/lineends.py; here the long line after the message is the bar's parts without their \r)
     after = (
-        "update-initramfs: failed for /boot/initrd.img-6.8.0-40-generic with 1."
-        + progress.replace("\r", " ") + "\ncp: error writing '/boot/x': No space left on device\n"
+        "update-initramfs: failed for /boot/initrd.img-6.8.0-40-generic with 1." + enormous
+        + "\ncp: error writing '/boot/x': No space left on device\n"
     )
+    old_after = (  # the input before r26-g7: the bar's \r after the message, answered as then
+        "update-initramfs: failed for /boot/initrd.img-6.8.0-40-generic with 1." + progress
+        + "\ncp: error writing '/boot/x': No space left on device\n"
+    )
+    assert max(map(len, normalise(before).split("\n"))) > 2 * SPAN  # the enormous-line path
     assert entry in _ids(before)
     assert entry in _ids(after)
-    far = "No space left on device\n" + "ok\n" * 10 + progress + before.split("\n", 1)[1]
+    assert entry in _ids(old_after)
+    far = "No space left on device\n" + "ok\n" * 10 + enormous + before.split("\n", 1)[1]
     assert entry not in _ids(far)  # only `around` lines either way
 
 

@@ -160,13 +160,14 @@ def _similar(text: str, analysis: Analysis) -> list[Similar]:
 
 def _document(
     label: str, text: str, analysis: Analysis, code: int, entries: int,
-    near: list[Similar] | None = None,
+    near: list[Similar] | None = None, size: int | None = None,
 ) -> dict[str, Any]:  # fmt: skip
+    """`size`: the input's bytes as read (before its line ends were normalised)."""
     found = analysis.matches
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "input": label,
-        "bytes": len(text.encode("utf-8", errors="replace")),
+        "bytes": size if size is not None else len(text.encode("utf-8", errors="replace")),
         "lines": _line_count(text),
         "entries": entries,
         "exit_code": code,
@@ -286,14 +287,20 @@ def run(args: argparse.Namespace) -> int:
         return Exit.USAGE
 
     from rocmprov.kb import load_table
+    from rocmprov.kb.lineends import normalise
     from rocmprov.kb.matcher import analyse
 
+    # once for the whole command: analyse, similar and the line count read the same lines,
+    # so "lines" agrees with the matches' line numbers (a \r-only text has several lines)
+    size = len(text.encode("utf-8", errors="replace"))
+    text = normalise(text)
     analysis = analyse(text, context=context)
     code = Exit.WARNING if any(not m.harmless for m in analysis.matches) else Exit.OK
     entries = len(load_table())
     near = _similar(text, analysis)
     if fmt is Format.JSON:
-        print(json.dumps(_document(label, text, analysis, int(code), entries, near), indent=2))
+        doc = _document(label, text, analysis, int(code), entries, near, size)
+        print(json.dumps(doc, indent=2))
     else:
         _render_table(analysis, text, entries, args.all, near=near)
     return code

@@ -252,8 +252,9 @@ def analyse(
     text may lack (e.g. {"gfx": "gfx1031", "container": "yes"}); it wins over a fact seen
     elsewhere in the text, and a value captured on the matched line itself wins over both.
     `codes`: also report library status codes no entry explained. Never raises on any text.
-    Line ends are made \\n once, first (kb/lineends.py: \\r\\n and old Mac \\r as \\n, a line
-    a progress bar redrew with \\r as its text after the last \\r): every pass reads that."""
+    Line ends are made \\n once, first (kb/lineends.py: \\r\\n, \\n\\r and old Mac \\r as \\n, a
+    trailing \\r dropped, a lone \\r inside a line kept): every pass reads that. Idempotent, so
+    a caller that normalised already (explain) gets the same answer."""
     if not isinstance(text, str):
         raise TypeError("match() takes text (str); decode bytes first")
     text = normalise(text)
