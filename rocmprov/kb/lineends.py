@@ -12,12 +12,14 @@ trailing one, go), so nothing a pattern found before this step (bc7614b) is lost
   progress bar on the same line keep all their text. (A terminal would show the line redrawn,
   but no real capture of redraw bytes was available to check that rule against, and taking
   the line as the terminal showed it threw away text the matcher used to find.)
-- Old Mac (or a tool writing \\r line ends): when the lone \\r left are at least as many as the
-  \\n, and so are the lines holding one (every line but at most one holds a \\r), every lone \\r
-  is a line break; so a \\r-separated log that got one final \\n (an editor, `echo >>`) or one
-  \\n-ended line appended still splits into its lines. Lines, not only \\r, are counted so that
-  one line of 300 progress redraws in a short log does not make it old Mac (that would put 300
-  lines between its message and the lines a `near` reads, tests/test_kb_review23.py).
+- Old Mac (or a tool writing \\r line ends): when the lone \\r left outnumber the \\n, and the
+  lines holding one are at least as many as the \\n (every line but at most one holds a \\r),
+  every lone \\r is a line break (strictly more \\r: one line with one \\r inside it, such as a
+  message and a progress redraw, stays one line); so a \\r-separated log that got one final
+  \\n (an editor, `echo >>`) or one \\n-ended line appended still splits into its lines.
+  Lines, not only \\r, are counted so that one line of 300 progress redraws in a short log
+  does not make it old Mac (that would put 300 lines between its message and the lines a
+  `near` reads, tests/test_kb_review23.py).
 
 Linear in the text: the one regex reads a run of \\r, blanks and escapes once from its first
 \\r (possessive, and a search goes on after the run it matched).
@@ -47,7 +49,7 @@ def _trailing(m: re.Match[str]) -> str:
 def normalise(text: str) -> str:
     """`text` with \\n line ends: \\r\\n and \\n\\r as \\n, a trailing \\r (with the blanks and
     ANSI escapes after it) and a line's leading \\r dropped, and the lone \\r left made \\n only
-    where they, and the lines holding them, are at least as many as the \\n (old Mac).
+    where they outnumber the \\n and the lines holding them are as many (old Mac).
     Idempotent. The text itself when it holds no \\r."""
     if "\r" not in text:
         return text
@@ -59,6 +61,6 @@ def normalise(text: str) -> str:
         return text
     text = _RUN.sub(_trailing, text)
     ends = text.count("\n")
-    if text.count("\r") >= ends and len(_CR_LINE.findall(text)) >= ends:
+    if text.count("\r") > ends and len(_CR_LINE.findall(text)) >= ends:
         return text.replace("\r", "\n")
     return text
