@@ -94,13 +94,7 @@ def dense_log(lines: int, fixture: str = DENSE) -> str:
 def time_dense(lines: int, fixture: str, runs: int) -> int:
     text = dense_log(lines, fixture)
     analyse("warm up")
-    times, cpu = [], []
-    found = []
-    for _ in range(runs):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        found = analyse(text).matches
-        times.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
+    times, cpu, found = _timed(text, runs)
     print(f"{lines} lines of {fixture}'s first line, {len(text) / 1e6:.1f} MB")
     print(f"matches: {[(m.id, m.count) for m in found]}")
     print(f"runs (CPU): {', '.join(f'{t:.2f}s' for t in cpu)}")
@@ -108,15 +102,21 @@ def time_dense(lines: int, fixture: str, runs: int) -> int:
     return 0
 
 
-def time_one_line(mib: float, runs: int) -> int:
-    text = one_line(mib)
-    analyse("warm up")
-    times, cpu = [], []
+def _timed(text: str, runs: int) -> tuple[list[float], list[float], list]:
+    """Wall and CPU seconds of `runs` calls of analyse(text), and the last call's matches."""
+    times, cpu, found = [], [], []
     for _ in range(runs):
         start, start_cpu = time.perf_counter(), time.process_time()
         found = analyse(text).matches
         times.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
+    return times, cpu, found
+
+
+def time_one_line(mib: float, runs: int) -> int:
+    text = one_line(mib)
+    analyse("warm up")
+    times, cpu, found = _timed(text, runs)
     print(f"one line of {mib:g} MiB, {len(found)} entries found")
     print(f"runs: {', '.join(f'{t:.2f}s' for t in times)}")
     print(f"median: {statistics.median(times):.2f} s wall, {statistics.median(cpu):.2f} s CPU")
