@@ -206,6 +206,21 @@ def program_prefix_cut(line: str) -> str | None:
     return tail if len(words) >= 4 else None
 
 
+# What people blank out before posting: an address, a key id, a long number (a job id, a
+# serial, a timestamp), each as a placeholder people write (rocmprov/kb/redact.py's forms).
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
+_KEY_ID = re.compile(r"\b(?=[0-9A-F]*[A-F])(?=[0-9A-F]*\d)[0-9A-F]{16}\b")
+_LONG_NUMBER = re.compile(r"(?<![\w.:/-])\d{7,}(?![\w.:/-])")
+
+
+def redacted(text: str) -> str:
+    """`text` with its addresses as `0x...`, its 16-digit key ids as `[key]` and its numbers
+    of 7 digits or more as `XXXXXXX` (what a user blanks out before posting a log)."""
+    text = _ADDRESS.sub("0x...", text)
+    text = _KEY_ID.sub("[key]", text)
+    return _LONG_NUMBER.sub("XXXXXXX", text)
+
+
 def variants(text: str, anchors: tuple[str, ...] = (), matched: int = 0) -> list[tuple[str, str]]:
     """The variants of `text` that change it. A line cut at a terminal's width is one only when
     every one of `anchors` (the literals the entry's patterns are found by) found in the text
@@ -234,6 +249,9 @@ def variants(text: str, anchors: tuple[str, ...] = (), matched: int = 0) -> list
         if cut != bare and present and all(a in cut for a in present):
             out.append((f"truncated-{width}", cut))
     out.extend((f"value-{name}", changed) for name, changed in other_values(text, anchors))
+    blanked = redacted(bare)
+    if blanked != bare:
+        out.append(("redacted", blanked))
     # logged as one JSON string (docker's json-file, a structured logger)
     out.append(("json-escaped", '{"log": ' + json.dumps(bare) + "}"))
     # pasted into a quoted reply, a Markdown code block, or copied from a web page or chat

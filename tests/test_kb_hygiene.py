@@ -6,8 +6,9 @@ class) where the tail alone is specific, logged as one JSON string, quoted, inde
 web page's spacing or typography (curly quotes, dashes), HTML-escaped, with a terminal's
 colour codes (with and without their ESC), lines cut at 120 and 80 columns after the
 message's distinctive words, other gfx targets, PCI addresses, versions, paths, addresses and
-process ids). A pattern that hard-codes a varying value or requires optional context fails
-here with the entry's id and the variant's name.
+process ids, and addresses, key ids and long numbers blanked out as users post them: `0x...`,
+`[key]`, `XXXXXXX`, kb/redact.py). A pattern that hard-codes a varying value or requires
+optional context fails here with the entry's id and the variant's name.
 
 The matcher's own help: a multi-line pattern allows a log prefix on each later line, a
 single-line one a line cut after its anchor (rocmprov/kb/prefixes.py), and lines a terminal
@@ -96,7 +97,16 @@ PROGRAM_PREFIX_EXEMPT = {
         "the tail is composable_kernel's own check, which CK's C++ examples and ckProfiler print"
         " without AITER; only the Python RuntimeError says AITER's MoE",
 }  # fmt: skip
+# Values blanked out (kbvariants.redacted: addresses, key ids, long numbers as placeholders)
+# where the value is the message, not a private detail (rocmprov/kb/redact.py).
+REDACTED_EXEMPT = {
+    "apt.rocm-repo-no-pubkey":
+        "NO_PUBKEY names AMD's signing key by its id: a blanked id could be any repository's key",
+    "llm.lmstudio-llama-server-dll-not-found":
+        "exitCode=3221225781 is Windows' STATUS_DLL_NOT_FOUND, the cause itself; no user blanks it",
+}  # fmt: skip
 DEBTS = {
+    "redacted": set(REDACTED_EXEMPT),
     "truncated-": CUT_DEBT,
     "reflowed-": REFLOW_DEBT,
     "json-": ESCAPED_DEBT,
@@ -148,6 +158,8 @@ def test_the_generator_makes_the_variants_it_promises() -> None:
         "  Device 1: AMD Radeon 740M Graphics, gfx1103 (0x1103), VMM: no",
     ):
         assert "program-prefix-cut" not in dict(variants(line, (), 1)), line
+    blank = dict(variants("handle: 0x5570f8146df0 key 9386B48A1A693C5C at 1599999999 v1.2", ()))
+    assert blank["redacted"] == "handle: 0x... key [key] at XXXXXXX v1.2"
     quoted = dict(variants('E: it\'s "rocm" -- <x> & y', ()))
     assert quoted["web-typography"] == "E: it\u2019s \u201crocm\u201d \u2013 <x> & y"
     assert quoted["html-escaped"] == "E: it&#39;s &quot;rocm&quot; -- &lt;x&gt; &amp; y"

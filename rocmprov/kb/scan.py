@@ -30,6 +30,7 @@ from re import _parser as sre_parse  # type: ignore[attr-defined]
 from rocmprov.kb import codes as status_codes
 from rocmprov.kb.anchors import choose_anchors, reach_before
 from rocmprov.kb.literals import Finder, finder, over
+from rocmprov.kb.redact import redactable
 from rocmprov.kb.table import Pattern, Table
 from rocmprov.kb.window import SPAN as _SPAN
 from rocmprov.kb.window import (
@@ -132,11 +133,13 @@ class _Target:
 
     @cached_property
     def whole(self) -> re.Pattern[str] | None:
-        """The pattern as written, where `regex` also takes a line cut after the anchor: used on
-        a line too short to be one a terminal cut (kb/prefixes.py, cut_at_line_end)."""
-        if self.source is None or self.lines > 1 or self.regex.pattern == self.source.regex:
+        """The pattern as written (a blanked-out value allowed, kb/redact.py), where `regex` also
+        takes a line cut after the anchor: used on a line too short to be one a terminal cut
+        (kb/prefixes.py, cut_at_line_end)."""
+        written = redactable(self.source.regex) if self.source is not None else ""
+        if self.source is None or self.lines > 1 or self.regex.pattern == written:
             return None
-        return re.compile(self.source.regex)
+        return re.compile(written)
 
     @cached_property
     def unless(self) -> re.Pattern[str] | None:

@@ -23,6 +23,7 @@ from typing import Any
 from rocmprov.kb.anchors import MIN_ANCHOR, choose_anchors, derive_anchor, regex_runs
 from rocmprov.kb.contexts import CONTEXTS
 from rocmprov.kb.prefixes import continued, cut_at_line_end
+from rocmprov.kb.redact import redactable
 from rocmprov.parse.datafile import load_yaml
 
 __all__ = ["MIN_ANCHOR", "derive_anchor"]
@@ -124,7 +125,9 @@ class Table:
 @lru_cache(maxsize=512)
 def _compile(regex: str, multiline: bool, anchor: str = "") -> re.Pattern[str]:
     """A multi-line pattern also matches with a log prefix on its later lines, a single-line one
-    on a line cut after its anchor (kb/prefixes.py)."""
+    on a line cut after its anchor (kb/prefixes.py); a number or hex value it captures may be
+    a user's placeholder (kb/redact.py)."""
+    regex = redactable(regex)
     if multiline:
         return re.compile(continued(regex), re.MULTILINE)
     return re.compile(cut_at_line_end(regex, anchor))
