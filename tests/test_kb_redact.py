@@ -92,3 +92,59 @@ def test_one_digit_is_an_index_not_a_value() -> None:
     assert redactable(r"Device (?P<device>[1-9]): AMD") == r"Device (?P<device>[1-9]): AMD"
     line = "  Device XXX: AMD Radeon Graphics, gfx1151 (0x1151), VMM: no, Wave Size: 32"
     assert [m.id for m in match(line) if not m.harmless] == []
+
+
+@pytest.mark.parametrize(
+    "regex",
+    [
+        r"gfx_?[0-9a-f]+ is",  # pieces of a gfx target, behind a quantifier or a class
+        r"gfx1[01][0-9a-f]{2} x",
+        r"Radeon [1-9]\d{3} x",
+        r"records:[1-9]\d* x",  # a count that is not zero
+        r"and (?P<gib>[2-9]\d*|\d{2,})\.\d+ GiB is reserved",  # two or more
+        r"capability (?P<cc>\d+\.\d+) x",  # a version
+        r"v\d+\.\d+ x",
+        r"(?P<gfx>gfx(?P<n>\d+)) x",  # a value inside a group that holds more
+        r"(a)\1 \d+ x",  # a numbered backreference anywhere: the regex stays as written
+    ],
+)
+def test_pieces_ranges_and_versions_stay_as_written(regex: str) -> None:
+    """Constructed from the hostile read of 8175052 (F4, F5, F8)."""
+    assert redactable(regex) == regex
+
+
+@pytest.mark.parametrize(
+    "tag", ["[drm]", "[INFO]", "[FailedScheduling]", "<module>", "<br>", "[amdgpu]", "[0]"]
+)
+def test_log_tags_are_not_placeholders(tag: str) -> None:
+    assert not re.fullmatch(PLACEHOLDER, tag)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a line a terminal cut inside a value is still read as a cut line (kb/prefixes.py)
+        ("[drm] psp gfx command LOAD_TA(0x1) failed and response status is (0",
+         "firmware.psp-gfx-command-failed"),
+        ('I0908 23:31:34.248939       1 cmdlog.go:70] "modprobe: ERROR: ctx=0x79e20a05eaa0 '
+         "path=/tmp/opt/lib/modules/6.14.0-29-generic/kernel/drivers/gpu/drm/drm_exec.ko.zst "
+         "error=No such file or dir", "kubernetes.gpu-operator-kmm-inbox-module-missing"),
+        # a whole short line ending in a number is not a cut line
+        ("ValueError: The device where the array resides (0) is different from the current "
+         "device (1", None),
+        # the anchor is read from the rewritten regex: a blanked value after it is scanned
+        ('"modprobe: ERROR: ctx=XXXX path=/tmp/opt/lib/modules/6.14.0-29-generic/kernel/drivers/'
+         'gpu/drm/drm_exec.ko.zst error=No such file or directory"',
+         "kubernetes.gpu-operator-kmm-inbox-module-missing"),
+        ("amdgpu 0000:03:00.0: amdgpu: GPU reset end with ret = XXXX", "kernel.gpu-reset-failed"),
+        # tags and ellipses in ordinary text
+        ("0/3 nodes are available: [FailedScheduling] Insufficient amd.com/gpu.", None),
+        ("  Device 1: AMD Radeon Graphics, gfx11..., VMM: no, Wave Size: 32", None),
+        ("'gfx...' is not a recognized processor for this target (ignoring processor)", None),
+    ],
+)  # fmt: skip
+def test_cut_lines_anchors_and_ordinary_text(text: str, expected: str | None) -> None:
+    """Constructed from the hostile read of 8175052 (F1-F4, F6): what the text as written got
+    before the rewrite, it still gets."""
+    real = [m.id for m in match(text) if not m.harmless]
+    assert (real[0] if real else None) == expected, real

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from rocmprov.kb.redact import PLACEHOLDER
+
 LOG_PREFIX = (
     r"(?:\[[ \t]*\d+\.\d+\] ?"  # dmesg: [   12.345678]
     r"|\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] ?"  # dmesg -T
@@ -161,6 +163,12 @@ def _cut_atom(atom: str) -> str:
     opener = _GROUP_OPEN.match(atom)
     if opener is None or not atom.endswith(")") or atom.startswith(("(?=", "(?!", "(?<")):
         return atom
+    if _redacted(atom):  # (?:VALUE|PLACEHOLDER): cut inside the value as written (kb/redact.py)
+        value = _REDACTED_VALUE.match(atom)
+        inner = atoms(value.group(1)) if value else None
+        if not inner:
+            return atom
+        return "(?:" + _cut_atom(inner[0]) + _cut_tail(inner[1:], inner[0]) + atom[value.end(1) :]
     inner = atoms(atom[opener.end() : -1])
     if not inner or atoms(atom) != [atom]:
         return atom
@@ -171,6 +179,25 @@ _OPEN_ENDED = re.compile(r"(?:[*+]|\{\d*,\})[?+]?$")
 _OPTIONAL = re.compile(r"(?:[?*]|\{0?,\d*\})[?+]?$")
 
 
+def _redacted(atom: str) -> bool:
+    """`(?:VALUE|PLACEHOLDER)`: a value kb/redact.py let a placeholder stand for."""
+    return atom.endswith(_REDACTED_END)
+
+
+_REDACTED_END = "|" + PLACEHOLDER + ")"
+# (?:VALUE|PLACEHOLDER) as kb/redact.py writes it; VALUE (group 1) holds no top-level `|`
+_REDACTED_VALUE = re.compile(r"\(\?:((?:\\.|[^|\\])*)\|")
+
+
+def _open_ended(atom: str) -> bool:
+    """An atom that ends open-ended; a redacted value as its value as written does."""
+    if _redacted(atom):
+        value = _REDACTED_VALUE.match(atom)
+        inner = atoms(value.group(1)) if value else None
+        return bool(inner) and _open_ended(inner[-1])
+    return _OPEN_ENDED.search(atom) is not None
+
+
 def _cut_tail(parts: list[str], before: str) -> str:
     """`(?:a(?:b(?:c|END)|END)|END)` over `parts` (`before`: the atom just before them),
     groups cut inside as well. No END right after an open-ended atom (`\\w+`, `\\S*`, or one
@@ -179,10 +206,10 @@ def _cut_tail(parts: list[str], before: str) -> str:
     `...R0600`). A group ending in one is not looked into: its captures (`(?P<path>\\S+)`) are
     where a terminal cuts a long line, and those cut lines are kept."""
     # opened[k]: the atoms before parts[k] end open-ended (opened[0]: `before` does)
-    opened = [bool(_OPEN_ENDED.search(before))]
+    opened = [_open_ended(before)]
     for atom in parts[:-1]:
         optional_after_open = opened[-1] and _OPTIONAL.search(atom) is not None
-        opened.append(_OPEN_ENDED.search(atom) is not None or optional_after_open)
+        opened.append(_open_ended(atom) or optional_after_open)
     tail = ""
     for k in range(len(parts) - 1, -1, -1):
         end = "" if opened[k] else f"|{_CUT_END}"

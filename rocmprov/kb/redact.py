@@ -2,53 +2,71 @@
 
 People hide what they take for private or noise before they post a log: a key id becomes
 `[key]` or `XXXXXXXX`, an address `0x...`, a serial number `****` or `<redacted>`. A pattern
-that captures such a value as a number or a hex string then misses the message although every
+that reads such a value as a number or a hex string then misses the message although every
 word of it is there.
 
-`redactable(regex)` lets each named group whose body is a plain number or hex shape (`\\d+`,
-`0x[0-9a-f]+`, `[0-9A-F]{16}`, a PCI address...) match a placeholder instead: the group then
-captures nothing, and the answer says how to find the value (matcher.fill's hint), as it does
-for a value the text lacks. Only such groups: a group that names a program, a library or a gfx
-target tells one cause from another and stays as written; a group that a backreference reads
-again (`(?P=name)`) stays too, because a comparison with a value that is not there would not
-mean what the entry says.
+`redactable(regex)` lets a number or hex value the regex reads on its own match a placeholder
+instead: a named group whose whole body is such a value (`(?P<agent>0x[0-9a-f]+)`,
+`(?P<t>\\d{9,11})`; the group then captures nothing and the answer lacks that value), or an
+unnamed run (`\\d+`, `0x[0-9a-f]+`, `[0-9A-F]{16}`) between a literal space or punctuation
+and another. It stays as written where the value is not a private detail but part of what the
+entry reads:
 
-A placeholder is what people write in its place, never a word of a message: a bracketed or
-angled word (`[key]`, `<hostname>`, `[REDACTED]`), `0x` followed by dots or x's, three dots
-or an ellipsis, a run of three or more `*`, `X` or `x`.
+- a piece of a word or a version (`gfx[0-9a-f]+`, `gfx1[01][0-9a-f]{2}`, `sm_\\d+`,
+  `\\d+\\.\\d+`, anything next to a quantifier, a class or a dot), and any value inside a
+  named group that holds more than the value (a gfx target, a library name);
+- a number whose range is the point (`[1-9]\\d*`: not zero; `[2-9]\\d* GiB`: two or more);
+- a group a backreference reads again, and every regex with a conditional or a numbered
+  backreference; lookarounds.
+
+A placeholder is what people write in a value's place, never a word of a log: a bracketed or
+angled word from a short list (`[key]`, `<hostname>`, `[REDACTED]`, `<user>`, not `[drm]`,
+`[INFO]` or `<module>`), `0x` followed by dots or x's, three dots or an ellipsis, a run of
+three or more `*`, `X` or `x` standing alone.
+
+The line-cut rule (kb/prefixes.py) reads the value inside such a group as written; the anchors
+are taken from the rewritten regex (kb/table.py).
 """
 
 from __future__ import annotations
 
 import re
 
-PLACEHOLDER = (
-    r"(?:\[[A-Za-z][\w .-]{0,23}\]|<[A-Za-z][\w .-]{0,23}>"
-    r"|0x(?:\.{2,3}|\u2026|[Xx]{2,16})|\.{3}|\u2026|\*{3,16}|[Xx]{3,16})"
+_WORDS = (
+    r"(?i:redacted|removed|hidden|masked|snip(?:ped)?|private|key(?:[ _-]?id)?|uuid|serial"
+    r"|host(?:name)?|user(?:name)?|ip|address|addr|number|num|value|pid|email|token|hash)"
 )
-# one item of a number or hex shape: \d, a digit or hex class (with . or : inside), a literal
-# dot or colon, each with an optional quantifier; `-` or `-?` first, `0x` first
+PLACEHOLDER = (
+    rf"(?:[\[<]{_WORDS}[\]>]"
+    r"|0x(?:\.{2,3}|\u2026|[Xx]{2,16})|\.{3}|\u2026"
+    r"|(?<![\w*])\*{3,16}(?![\w*])|(?<!\w)[Xx]{3,16}(?!\w))"
+)
+# one item of a number or hex shape: \d, a digit or hex class, a literal colon, each with an
+# optional quantifier; `-` or `-?` first, `0x` first (no dot: a version's or a decimal's part)
 _ITEM = (
-    r"(?:\\d|\[(?:\\d|[0-9]-[0-9]|[a-fA-F]-[a-fA-F]|\\\.|[.:0-9a-fA-F])+\]|\\\.|:)"
-    r"(?:[+*?]|\{\d+(?:,\d*)?\})?"
+    r"(?:\\d|\[(?:\\d|[0-9]-[0-9]|[a-fA-F]-[a-fA-F]|[:0-9a-fA-F])+\]|:)(?:[+*?]|\{\d+(?:,\d*)?\})?"
 )
 _VALUE = re.compile(rf"(?:-\??)?(?:0x)?(?:{_ITEM})+")
 # an unnamed value where the regex reads one: digits or hex digits repeated (\d+, \d{9,11},
 # 0x[0-9a-f]+, [0-9A-F]{16}), lazy or possessive or not; a single digit or an optional run
 # (\d, \d*, \d?) is a part of a word, not a value
 _ATOM = re.compile(
-    r"(?:0x)?(?:\\d|\[(?:\\d|[0-9]-[0-9]|[a-fA-F]-[a-fA-F])+\])"
+    r"(?:-\??)?(?:0x)?(?:\\d|\[(?:\\d|[0-9]-[0-9]|[a-fA-F]-[a-fA-F])+\])"
     r"(?:\+|\{[1-9]\d*(?:,\d*)?\})[?+]?"
 )
+_RANGED = re.compile(r"\[[1-9]")  # [1-9]\d*, [2-9]\d*: the number's range is the point
 _NAMED = re.compile(r"\(\?P<(\w+)>")
 _LOOKAROUND = ("(?<=", "(?<!", "(?=", "(?!")
+_UNSAFE = re.compile(r"\(\?\(|\\[1-9]")  # a conditional, a numbered backreference
+_OPENER = re.compile(r"(?:\((?:\?(?::|>|P<\w+>))?)+$")
 _BOUNDARY = "\\b"
 
 
 def _run(body: str) -> bool:
-    """A group's body reads a number or hex value: of that shape, and repeated (one digit,
-    `[1-9]`, tells a device or an index apart: as written)."""
-    return bool(_VALUE.fullmatch(body)) and bool(re.search(r"[+*]|\{\d*,|\{[2-9]|\{\d\d", body))
+    """A group's body reads a number or hex value: of that shape, repeated (one digit tells a
+    device or an index apart) and of any value (not `[1-9]\\d*`)."""
+    repeated = re.search(r"[+*]|\{\d*,|\{[2-9]|\{\d\d", body)
+    return bool(_VALUE.fullmatch(body)) and bool(repeated) and not _RANGED.search(body)
 
 
 def _class_end(regex: str, i: int) -> int:
@@ -85,25 +103,68 @@ def _body_end(regex: str, start: int) -> int:
     return -1
 
 
-_OPENER = re.compile(r"(?:\((?:\?(?::|>|P<\w+>))?)+$")
+def _escaped(regex: str, i: int) -> bool:
+    """regex[i] is escaped by an odd run of backslashes."""
+    run = 0
+    while i - run - 1 >= 0 and regex[i - run - 1] == "\\":
+        run += 1
+    return run % 2 == 1
 
 
-def _standalone(regex: str, start: int, end: int) -> bool:
-    """A value on its own: no literal letter, digit, underscore or dot of the regex right
-    before or after it, through the groups it opens or closes (`gfx[0-9a-f]+`,
-    `gfx(?:(?P<d>\\d+)`, `sm_\\d+`, `\\d+d us` and `\\d+\\.\\d+` are parts of a word or
-    a version: a user blanks out a whole value, not a piece of one)."""
+def _enclosing(regex: str, i: int) -> tuple[int, int]:
+    """(start, end) of the innermost group around index `i` (its `(` and the index after its
+    `)`), or (-1, -1) at the top level."""
+    stack: list[int] = []
+    j = 0
+    while j < len(regex):
+        ch = regex[j]
+        if ch == "\\":
+            j += 2
+            continue
+        if ch == "[":
+            j = _class_end(regex, j)
+            continue
+        if ch == "(":
+            stack.append(j)
+        elif ch == ")":
+            opened = stack.pop() if stack else -1
+            if opened < i <= j:
+                return opened, j + 1
+        j += 1
+    return -1, -1
+
+
+def _separator_before(regex: str, start: int) -> bool:
+    """What the regex reads right before `start` (through the groups it opens) is the text's
+    start, a literal space or punctuation, or an escaped one (`\\(`, `\\s`, `\\b`): not a
+    letter, a digit, an underscore or a dot, and not a quantifier, a class, a group's end or an
+    alternation, whose letter or digit the value would be a piece of."""
     opened = _OPENER.search(regex, 0, start)
     start = opened.start() if opened else start
+    if start == 0 or (regex[start - 1] == "^" and not _escaped(regex, start - 1)):
+        return True
+    ch = regex[start - 1]
+    if _escaped(regex, start - 1):
+        return ch in "sb" or not (ch.isalnum() or ch == ".")
+    return not (ch.isalnum() or ch in "_.?*+}])|")
+
+
+def _separator_after(regex: str, end: int) -> bool:
+    """The same after `end` (through the groups it closes): the regex's end, `$`, a literal
+    space or punctuation, or an escaped one; not a quantifier on the group, a class, a dot, a
+    group or an alternation."""
     while regex.startswith(")", end):
         end += 1
-    before = regex[start - 1 : start]
-    escaped = start >= 2 and regex[start - 2] == "\\"
-    after = regex[end : end + 2]
-    word_before = bool(before) and (before.isalnum() or before == "_") and not escaped
-    word_after = bool(after) and (after[0].isalnum() or after[0] == "_")
-    dotted = (escaped and before == ".") or after == "\\."  # a version's or a decimal's part
-    return not (word_before or word_after or dotted)
+    if end >= len(regex):
+        return True
+    ch = regex[end]
+    if ch == "|":  # an alternative's end: what follows the group
+        _, after = _enclosing(regex, end)
+        return after < 0 or _separator_after(regex, after)
+    if ch == "\\":
+        nxt = regex[end + 1 : end + 2]
+        return nxt in "sbn" or not (nxt.isalnum() or nxt == ".")
+    return not (ch.isalnum() or ch in "_.?*+{[(")
 
 
 def _either(out: list[str], value: str, regex: str, after: int) -> int:
@@ -111,8 +172,8 @@ def _either(out: list[str], value: str, regex: str, after: int) -> int:
     value goes with the value (a placeholder such as `0x...` or `[key]` has none there).
     Returns where the regex goes on."""
     before = ""
-    if out and out[-1].endswith(_BOUNDARY) and not out[-1].endswith("\\" + _BOUNDARY):
-        out[-1] = out[-1][: -len(_BOUNDARY)]
+    if out and out[-1] == _BOUNDARY:
+        out.pop()
         before = _BOUNDARY
     tail = ""
     if regex.startswith(_BOUNDARY, after):
@@ -121,41 +182,56 @@ def _either(out: list[str], value: str, regex: str, after: int) -> int:
     return after
 
 
+def _verbatim(out: list[str], regex: str, start: int, end: int) -> int:
+    out.append(regex[start:end])
+    return end
+
+
 def redactable(regex: str) -> str:
-    """`regex` with each number or hex value it reads (a named group of that shape, or an
-    unnamed run of digits or hex digits) also matching a placeholder."""
+    """`regex` with each number or hex value it reads on its own also matching a placeholder
+    (the module's rule)."""
+    if _UNSAFE.search(regex):
+        return regex
     out: list[str] = []
     i = 0
     while i < len(regex):
         ch = regex[i]
-        if regex.startswith(_LOOKAROUND, i):  # as written: a lookbehind keeps its fixed width
+        if ch == "(" and regex.startswith(_LOOKAROUND, i):  # as written: lookbehinds keep widths
             end = _body_end(regex, i + 1)
-            end = len(regex) if end < 0 else end + 1
-            out.append(regex[i:end])
-            i = end
+            i = _verbatim(out, regex, i, len(regex) if end < 0 else end + 1)
             continue
         named = _NAMED.match(regex, i) if ch == "(" else None
         if named:
             end = _body_end(regex, named.end())
+            if end < 0:
+                i = _verbatim(out, regex, i, len(regex))
+                continue
             body = regex[named.end() : end]
-            if end > 0 and f"(?P={named.group(1)})" in regex:  # read again: as written
-                out.append(regex[i : end + 1])
-                i = end + 1
-                continue
-            if end > 0 and _run(body) and _standalone(regex, i, end + 1):
+            free = f"(?P={named.group(1)})" not in regex
+            if (
+                free
+                and _run(body)
+                and _separator_before(regex, i)
+                and _separator_after(regex, end + 1)
+            ):
                 i = _either(out, regex[i : end + 1], regex, end + 1)
-                continue
-        atom = _ATOM.match(regex, i) if ch in "\\[0" else None
-        if atom and _standalone(regex, i, atom.end()):
+            else:  # a value read again, or a group that holds more than the value: as written
+                i = _verbatim(out, regex, i, end + 1)
+            continue
+        atom = _ATOM.match(regex, i) if ch in "\\[0-" else None
+        if (
+            atom
+            and not _RANGED.search(atom.group())
+            and _separator_before(regex, i)
+            and _separator_after(regex, atom.end())
+        ):
             i = _either(out, atom.group(), regex, atom.end())
             continue
         if ch == "\\":
             out.append(regex[i : i + 2])
             i += 2
         elif ch == "[":
-            end = _class_end(regex, i)
-            out.append(regex[i:end])
-            i = end
+            i = _verbatim(out, regex, i, _class_end(regex, i))
         else:
             out.append(ch)
             i += 1

@@ -161,7 +161,7 @@ def _pattern(raw: Any, where: str, quick: bool = False) -> Pattern:
     try:  # the scan compiles a pattern at its anchor's first hit; a table read in full is
         # checked here, so a regex that parses but cannot compile is a TableError, not a
         # re.error from match() (the packaged table: tests/test_kb.py compiles every form)
-        parsed = [] if quick else regex_runs(regex)
+        parsed = [] if quick else regex_runs(redactable(regex))  # runs a placeholder keeps
         if not quick:
             _compile(regex, lines > 1)
     except re.error as exc:
