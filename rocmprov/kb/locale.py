@@ -66,10 +66,11 @@ class Phrases:
 @dataclass(frozen=True)
 class Translation:
     """`text` with English messages; `lines`: 1-based number -> the user's own line, for every
-    line that changed (the same number of lines either way)."""
+    line that changed (the same number of lines either way); `original`: the user's text."""
 
     text: str
     lines: dict[int, str]
+    original: str = ""
 
 
 def _split(fmt: str) -> list[str | int]:
@@ -143,7 +144,7 @@ def load_phrases() -> Phrases:
 def translate(text: str, phrases: Phrases | None = None) -> Translation:
     """`text` with every localised phrase replaced by its English message (module docstring)."""
     if not text:
-        return Translation(text, {})
+        return Translation(text, {}, text)
     phrases = phrases or load_phrases()
     search = over(phrases.find, text)
     out: list[str] = []
@@ -168,9 +169,9 @@ def translate(text: str, phrases: Phrases | None = None) -> Translation:
                 done = m.end()
         hit = search(text, pos + 1)
     if not lines:
-        return Translation(text, {})
+        return Translation(text, {}, text)
     out.append(text[done:])
-    return Translation("".join(out), lines)
+    return Translation("".join(out), lines, text)
 
 
 def _match(

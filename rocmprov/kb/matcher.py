@@ -274,7 +274,10 @@ def analyse(
     trailing \\r dropped, a lone \\r inside a line kept): every pass reads that. Idempotent, so
     a caller that normalised already (explain) gets the same answer. Then apt's, dpkg's and the
     loader's messages in the user's language are put back in English (kb/locale.py, line for
-    line); the evidence shown is the user's own lines, with their English reading beside."""
+    line); the evidence shown is the user's own lines, with their English reading beside. A
+    text that had any line put in English is also scanned as the user wrote it, once more, so
+    a pattern written for a localised wording (or a line only half put back, where a translation
+    the po files lack follows a phrase they have) still finds it."""
     if not isinstance(text, str):
         raise TypeError("match() takes text (str); decode bytes first")
     translation = translate(normalise(text))
@@ -284,6 +287,12 @@ def analyse(
     code_lines: dict[int, tuple[int, str]] = {}
     compiled = compile_table(table, index)
     found = scan(text, compiled, code_lines) if text else {}
+    native: set[int] = set()  # found in the user's own words only (a localised pattern)
+    if translation.lines:
+        for i, acc in scan(translation.original, compiled, None).items():
+            if i not in found:
+                found[i] = acc
+                native.add(i)
     loosened: set[int] = set()
     if len(text) <= LOOSEN_ALWAYS or not any(not table.entries[i].harmless for i in found):
         loosened = _add_loosened(text, compiled, found)
@@ -306,10 +315,11 @@ def analyse(
     values = {f.name: f.value for f in facts}
     values.update({str(k): str(v) for k, v in (context or {}).items() if v is not None})
     results = [_result(table.entries[i], acc, values) for i, acc in found.items()]
+    if translation.lines:
+        results = [r if i in native else _own_words(r, translation)
+                   for r, i in zip(results, found, strict=True)]  # fmt: skip
     if index is not None:
         results += [_code_result(h, index) for h in hits]
-    if translation.lines:
-        results = [_own_words(r, translation) for r in results]
     results.sort(key=lambda r: (-r.score, r.lines[0] if r.lines else 0, r.id))
     return Analysis(matches=results, facts=facts, code_like=code_like)
 
