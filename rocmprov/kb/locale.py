@@ -35,8 +35,11 @@ from importlib import resources
 from typing import Any
 
 from rocmprov.kb.literals import Finder, finder, over
-from rocmprov.kb.localefile import PLACEHOLDER
 
+# a C format directive (%s, %.250s, %zu, %1$s, %m); %% is a literal percent sign
+PLACEHOLDER = re.compile(
+    r"%(?:(\d+)\$)?[-+ #0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXcspm]"
+)
 MAX_ARG = 256  # characters one placeholder matches, at most
 REACH = 2048  # characters of a line read either side of an anchor hit (> any phrase's length)
 

@@ -28,19 +28,16 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rocmprov.kb.locale import PLACEHOLDER
+
 SCHEMA = "rocmprov.kb.locales/1"
 LOCALES = ("de", "fr", "es", "it", "pt_BR", "pl", "cs", "tr", "ru", "zh_CN", "ja", "ko")
 MIN_LETTERS = 8
-# a C format directive (%s, %.250s, %zu, %1$s, %m); %% is a literal percent sign
-PLACEHOLDER = re.compile(
-    r"%(?:(\d+)\$)?[-+ #0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXcspm]"
-)
 
 
 @dataclass(frozen=True)
@@ -100,6 +97,9 @@ RULES = (
     Rule("apt", "Sub-process %s returned an error code (%u)"),
     Rule("apt", "Unable to acquire the dpkg frontend lock (%s), are you root?"),
     Rule("apt", "Unable to lock the administration directory (%s), are you root?"),
+    Rule("apt", "Unable to acquire the dpkg frontend lock (%s), is another process using it?"),
+    Rule("apt", "Unable to lock the administration directory (%s), is another process using "
+         "it?"),
     Rule("apt", "Release file for %s is not valid yet (invalid for another %s). Updates for "
          "this repository will not be applied."),
     # dpkg
@@ -112,6 +112,7 @@ RULES = (
     Rule("dpkg", "dependency problems - leaving unconfigured"),
     Rule("dpkg", "dependency problems prevent configuration of %s:\n%s"),
     Rule("dpkg", "Errors were encountered while processing:\n"),
+    Rule("dpkg", "%s was locked by another process with pid %d\n%s"),
     # glibc: the dynamic loader and strerror texts (after "name: ")
     Rule("glibc", "error while loading shared libraries"),
     Rule("glibc", "cannot open shared object file"),
