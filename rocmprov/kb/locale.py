@@ -19,10 +19,12 @@ The rule:
   ": Keine Berechtigung"); a word alone ("Fehler") never is.
 - Where two phrases could match at one place, the one with more literal text wins ("Could not
   get lock %s. It is held by process %d" over "Could not get lock %s").
-- English text costs one pass of a multi-literal finder (kb/literals.py: Hyperscan where it
-  loads) over each phrase's longest literal; only at a hit are the phrase's regexes tried, in a
-  window of the hit's line at most REACH characters either side. Linear in the text. A text
-  without any hit is returned as it is (the same object).
+- English text costs (almost) nothing: each phrase's longest literal (`Phrases.words`) joins the
+  table's own anchors in kb/scan.py's one pass (kb/matcher.py), and only a text where one is
+  found is translated. `translate` itself is one pass of a multi-literal finder (kb/literals.py:
+  Hyperscan where it loads); only at a hit are the phrase's regexes tried, in a window of the
+  hit's line at most REACH characters either side. Linear in the text. A text without any
+  hit is returned as it is (the same object).
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ class Phrase:
 class Phrases:
     find: Finder
     candidates: dict[str, tuple[Phrase, ...]]  # anchor -> phrases to try there, longest first
-    locales: tuple[str, ...] = field(default=())
+    words: tuple[str, ...] = field(default=())  # the anchors (kb/scan.py's pass finds them too)
 
 
 @dataclass(frozen=True)
@@ -133,9 +135,8 @@ def phrases_from(document: dict[str, Any]) -> Phrases:
         # an anchor that starts another at the same place is found as the longer one
         found = [p for w, ps in by_anchor.items() if word.startswith(w) for p in ps]
         candidates[word] = tuple(sorted(found, key=lambda p: -p.literal))
-    words = sorted(by_anchor, key=len, reverse=True)
-    locales = tuple(sorted({loc for item in document["phrases"] for loc in item["locales"]}))
-    return Phrases(finder(words), candidates, locales)
+    words = tuple(sorted(by_anchor))
+    return Phrases(finder(words), candidates, words)
 
 
 @lru_cache(maxsize=1)

@@ -30,7 +30,7 @@ from rocmprov.kb import codes as status_codes
 from rocmprov.kb.context import FACTS, Fact, extract, hint
 from rocmprov.kb.contexts import NVIDIA_MACHINE
 from rocmprov.kb.lineends import normalise
-from rocmprov.kb.locale import Translation, translate
+from rocmprov.kb.locale import Translation, load_phrases, translate
 from rocmprov.kb.reflow import loosen
 from rocmprov.kb.scan import MAX_COUNT, MAX_EVIDENCE, Found, clip, compile_table, scan
 from rocmprov.kb.table import PLACEHOLDER_RE, Entry, Table, load_table
@@ -274,22 +274,28 @@ def analyse(
     trailing \\r dropped, a lone \\r inside a line kept): every pass reads that. Idempotent, so
     a caller that normalised already (explain) gets the same answer. Then apt's, dpkg's and the
     loader's messages in the user's language are put back in English (kb/locale.py, line for
-    line); the evidence shown is the user's own lines, with their English reading beside. A
-    text that had any line put in English is also scanned as the user wrote it, once more, so
-    a pattern written for a localised wording (or a line only half put back, where a translation
-    the po files lack follows a phrase they have) still finds it."""
+    line); the evidence shown is the user's own lines, with their English reading beside. The
+    first scan reads the text as the user wrote it and also looks for the localised messages'
+    literals (English text pays no pass of its own); only a text that has one is put in English
+    and scanned again, and what the first scan found stays (a pattern written for a localised
+    wording, or a line only half put back, where a translation the po files lack follows a
+    phrase they have)."""
     if not isinstance(text, str):
         raise TypeError("match() takes text (str); decode bytes first")
-    translation = translate(normalise(text))
-    text = translation.text
+    text = normalise(text)
     table = table or load_table()
     index = status_codes.load_codes() if codes else None
     code_lines: dict[int, tuple[int, str]] = {}
-    compiled = compile_table(table, index)
-    found = scan(text, compiled, code_lines) if text else {}
+    phrases = load_phrases()
+    compiled = compile_table(table, index, phrases.words)
+    localised: list[int] = []  # where a localised message's literal is, if anywhere
+    found = scan(text, compiled, code_lines, localised) if text else {}
+    translation = translate(text, phrases) if localised else Translation(text, {}, text)
     native: set[int] = set()  # found in the user's own words only (a localised pattern)
-    if translation.lines:
-        for i, acc in scan(translation.original, compiled, None).items():
+    if translation.lines:  # the scan again, on the English: the user's own words' finds stay
+        own, code_lines, text = found, {}, translation.text
+        found = scan(text, compiled, code_lines)
+        for i, acc in own.items():
             if i not in found:
                 found[i] = acc
                 native.add(i)
