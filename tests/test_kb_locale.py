@@ -20,6 +20,7 @@ from rocmprov.kb.locale import (
     PLACEHOLDER,
     english,
     load_phrases,
+    localising,
     phrases_from,
     translate,
 )
@@ -294,15 +295,8 @@ def test_the_loaded_phrases_hold_every_wording() -> None:
 def _renderings() -> list[tuple[str, str, str]]:
     """(entry, locale, text): every table fixture holding a covered English phrase, rendered
     into each wording of each locale (the po data read backwards: English msgid -> msgstr)."""
-    reverse = []
-    for loc in LOCALES:
-        for k in range(max(len(p["locales"].get(loc, [])) for p in DOCUMENT["phrases"])):
-            items = [
-                {"english": p["locales"][loc][k], "before": p["before"], "after": p["after"],
-                 "locales": {"en": [p["english"]]}}
-                for p in DOCUMENT["phrases"] if len(p["locales"].get(loc, [])) > k
-            ]  # fmt: skip
-            reverse.append((f"{loc}#{k}", phrases_from({"phrases": items})))
+    reverse = [(f"{loc}#{k}", phrases) for loc in LOCALES for k in range(3)
+               if (phrases := localising(DOCUMENT, loc, k)) is not None]  # fmt: skip
     out = []
     for path in sorted((ROOT / "tests" / "fixtures" / "kb").glob("*.txt")):
         text = path.read_text(encoding="utf-8").partition("\n---\n")[2]

@@ -140,9 +140,27 @@ def phrases_from(document: dict[str, Any]) -> Phrases:
 
 
 @lru_cache(maxsize=1)
-def load_phrases() -> Phrases:
+def load_document() -> dict[str, Any]:
+    """rocmprov/data/kb/locales.json as read."""
     text = resources.files("rocmprov.data.kb").joinpath("locales.json").read_text("utf-8")
-    return phrases_from(json.loads(text))
+    return dict(json.loads(text))
+
+
+@lru_cache(maxsize=1)
+def load_phrases() -> Phrases:
+    return phrases_from(load_document())
+
+
+def localising(document: dict[str, Any], locale: str, variant: int = 0) -> Phrases | None:
+    """Phrases that put English messages into `locale` (its `variant`-th wording of each): the
+    po data read backwards, for the tests and the benchmark (a table fixture as a user of that
+    locale would have pasted it). None when the locale has no such wording."""
+    items = [
+        {"english": p["locales"][locale][variant], "before": p["before"], "after": p["after"],
+         "locales": {"en": [p["english"]]}}
+        for p in document["phrases"] if len(p["locales"].get(locale, [])) > variant
+    ]  # fmt: skip
+    return phrases_from({"phrases": items}) if items else None
 
 
 def translate(text: str, phrases: Phrases | None = None) -> Translation:
