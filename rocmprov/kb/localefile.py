@@ -19,7 +19,8 @@ holds exactly the msgids of RULES):
   another count of lines is left out (kb/locale.py never adds or removes a line).
 - A msgstr must use the msgid's placeholders (%s, %d, %1$s...), each once: else it is left out.
 - Ambiguity: a phrase without context (RULES' `before`/`after`) whose msgstr holds fewer than
-  MIN_LETTERS letters (a short word such as "Fehler" or "依存") is left out for that locale;
+  MIN_LETTERS letters (a wide CJK, kana or Hangul one counts two; a short word such as "Fehler"
+  or "不符") is left out for that locale;
   short messages (apt's dependency type "Depends", glibc's strerror texts) are in RULES with
   the literal text that surrounds them in the program's output, and are translated only there.
 """
@@ -32,6 +33,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unicodedata import east_asian_width
 
 from rocmprov.kb.locale import PLACEHOLDER
 
@@ -179,7 +181,10 @@ def _args(fmt: str) -> list[int] | None:
 
 
 def _letters(text: str) -> int:
-    return sum(1 for ch in PLACEHOLDER.sub("", text) if ch.isalpha())
+    """Letters of `text` outside its placeholders; a wide (CJK, kana, Hangul) one counts two:
+    "无法定位软件包" says as much as a German sentence."""
+    return sum(2 if east_asian_width(ch) in "WF" else 1
+               for ch in PLACEHOLDER.sub("", text) if ch.isalpha())  # fmt: skip
 
 
 def pieces(rule: Rule, msgstr: str) -> list[tuple[str, str]] | None:
