@@ -327,3 +327,40 @@ def test_every_table_fixture_rendered_in_each_locale_still_gets_its_entry_first(
     without = [entry for entry, _, text in cases[::7]
                if not (found := match(text)) or found[0].id != entry]  # fmt: skip
     assert len(without) >= len(cases[::7]) // 4
+
+
+def test_english_fixtures_are_left_as_they_are() -> None:
+    """The step changes a line of the table's fixtures and wordings only in the localised ones
+    (each named here, with its language): no English text holds a phrase where the rules
+    translate it."""
+    changed = {
+        path.name
+        for folder in ("kb", "kb-wordings")
+        for path in (ROOT / "tests" / "fixtures" / folder).glob("*.txt")
+        if translate(path.read_text(encoding="utf-8").partition("\n---\n")[2]).lines
+    }
+    assert changed == {
+        "compiler.hipconfig-nvcc-fallback.txt",  # zh_CN strerror after Perl's "Can't exec"
+        "apt.dpkg-frontend-lock-held.apt-portuguese.txt",
+        "apt.held-broken-packages.german-apt.txt",
+        "apt.package-for-other-ubuntu-release.german-apt.txt",
+        "apt.rocm-repo-not-configured.src-apt-chinese.txt",
+        "compiler.hip-headers-not-found.gcc-chinese-locale.txt",
+        *(f"compiler.hip-headers-not-found.src-glibc-enoent-{loc}.txt"
+          for loc in ("de", "es", "fr", "ja", "pt_BR", "ru")),
+    }  # fmt: skip
+
+
+def test_english_text_pays_no_translation_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The phrases' literals join the table's scan: a text holding none is never translated."""
+    import rocmprov.kb.matcher as matcher
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("translated an English text")
+
+    monkeypatch.setattr(matcher, "translate", refuse)
+    text = (ROOT / "tests" / "fixtures" / "kb" / "hip.libamdhip64-missing.txt").read_text(
+        encoding="utf-8").partition("\n---\n")[2]  # fmt: skip
+    assert match(text)[0].id == "hip.libamdhip64-missing"
+    with pytest.raises(AssertionError, match="translated"):
+        match("libamdhip64.so.6: Kann die Shared-Object-Datei nicht öffnen: x")
