@@ -364,3 +364,26 @@ def test_english_text_pays_no_translation_pass(monkeypatch: pytest.MonkeyPatch) 
     assert match(text)[0].id == "hip.libamdhip64-missing"
     with pytest.raises(AssertionError, match="translated"):
         match("libamdhip64.so.6: Kann die Shared-Object-Datei nicht öffnen: x")
+
+
+def test_literals_that_make_no_message_are_tried_a_bounded_number_of_times_per_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A line of 100,000 anchor hits that never make a phrase (apt's German "Paket %s kann
+    nicht gefunden werden." without its "Paket") costs MISSES tries, then the line is skipped;
+    the next line is read again (linear in the text, whatever it holds)."""
+    import rocmprov.kb.locale as locale
+
+    calls = []
+    real = locale._match
+
+    def counted(*args: object) -> object:
+        calls.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(locale, "_match", counted)
+    text = " kann nicht gefunden werden." * 100_000 + "\nE: Paket rocm kann nicht gefunden werden."
+    result = locale.translate(text)
+    assert len(calls) <= locale.MISSES + 2
+    assert result.text.endswith("\nE: Unable to locate package rocm")
+    assert list(result.lines) == [2]

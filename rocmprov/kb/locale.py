@@ -10,7 +10,7 @@ twelve locales; its docstring says which msgids and which translations are kept)
 
 The rule:
 - A phrase is one line of a message: a localised msgstr line, its format placeholders (%s, %d,
-  %1$s) matching any text on that line (MAX_ARG characters at most; one at the line's start
+  %1$s) matching any text on that line (MAX_ARG characters at most; one that starts the msgstr
   matches one word), is replaced by its msgid line with the same arguments in the msgid's
   order. No line is added or removed: a match never crosses a line end, so the line numbers of
   matches are those of the user's text, and `translate` says which lines changed.
@@ -23,8 +23,9 @@ The rule:
   table's own anchors in kb/scan.py's one pass (kb/matcher.py), and only a text where one is
   found is translated. `translate` itself is one pass of a multi-literal finder (kb/literals.py:
   Hyperscan where it loads); only at a hit are the phrase's regexes tried, in a window of the
-  hit's line at most REACH characters either side. Linear in the text. A text without any
-  hit is returned as it is (the same object).
+  hit's line no wider than the longest match they could make (`Phrase.reach`), and MISSES hits
+  in a row on a line that make no phrase end the look at that line. Linear in the text. A text
+  without any hit is returned as it is (the same object).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ PLACEHOLDER = re.compile(
     r"%(?:(\d+)\$)?[-+ #0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXcspm]"
 )
 MAX_ARG = 256  # characters one placeholder matches, at most
-REACH = 2048  # characters of a line read either side of an anchor hit (> any phrase's length)
+MISSES = 32  # anchor hits in a row on one line that make no phrase: the rest of it is skipped
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class Phrase:
     before: int  # characters of literal context before the match (in the anchor, not replaced)
     after: int
     literal: int  # characters of literal text: the longer phrase wins at one place
+    reach: int = 0  # characters a match (with its context) spans at most, either side of a hit
 
     def render(self, m: re.Match[str]) -> str:
         return "".join(p if isinstance(p, str) else m.group(self.groups[p]) for p in self.english)
@@ -100,8 +102,8 @@ def compile_phrase(english: str, local: str, before: str = "", after: str = "") 
             body.append(re.escape(part))
         else:
             groups[part] = len(groups) + 1
-            if n == 0:  # at the line's start: one word (not everything before the message)
-                body.append(rf"(\S{{1,{MAX_ARG}}})")
+            if n == 0:  # first: one word (not everything before the message), tried at a
+                body.append(rf"(?<!\S)(\S{{1,{MAX_ARG}}}+)")  # word's start only
             elif n == len(parts) - 1:
                 body.append(rf"([^\n]{{0,{MAX_ARG}}})")
             else:
@@ -112,8 +114,9 @@ def compile_phrase(english: str, local: str, before: str = "", after: str = "") 
     if after:
         pattern += f"(?={re.escape(after)})"
     literal = sum(len(p) for p in parts if isinstance(p, str))
+    reach = len(before) + literal + len(after) + MAX_ARG * len(groups)
     return Phrase(tuple(_split(english)), re.compile(pattern), groups, len(before), len(after),
-                  literal)  # fmt: skip
+                  literal, reach)  # fmt: skip
 
 
 def anchor(local: str, before: str = "", after: str = "") -> str:
@@ -173,22 +176,31 @@ def translate(text: str, phrases: Phrases | None = None) -> Translation:
     lines: dict[int, str] = {}
     done = 0  # text before this is in `out` (or replaced)
     line_no, counted = 1, 0
+    start, end, misses = 0, -1, 0  # the current line's bounds, found once per line
     hit = search(text, 0)
     while hit is not None:
         pos, word = hit.start(), hit.group()
+        if pos > end:  # a new line: look back only as far as the previous line's end
+            start = text.rfind("\n", max(end, 0), pos) + 1
+            nxt = text.find("\n", pos)
+            end, misses = (len(text) if nxt < 0 else nxt), 0
         if pos >= done:
-            start = text.rfind("\n", 0, pos) + 1
-            end = text.find("\n", pos)
-            end = len(text) if end < 0 else end
-            lo, hi = max(start, done, pos - REACH), min(end, pos + len(word) + REACH)
-            m, phrase = _match(phrases.candidates[word], text, lo, hi, pos, len(word))
+            candidates = phrases.candidates[word]
+            reach = max(p.reach for p in candidates)
+            lo, hi = max(start, done, pos - reach), min(end, pos + len(word) + reach)
+            m, phrase = _match(candidates, text, lo, hi, pos, len(word))
             if m is not None and phrase is not None:
                 line_no += text.count("\n", counted, start)
                 counted = start
                 lines.setdefault(line_no, text[start:end])
                 out.append(text[done : m.start()])
                 out.append(phrase.render(m))
-                done = m.end()
+                done, misses = m.end(), 0
+            else:
+                misses += 1
+                if misses >= MISSES:  # literals that never make a message: the line is done
+                    hit = search(text, end)
+                    continue
         hit = search(text, pos + 1)
     if not lines:
         return Translation(text, {}, text)
