@@ -325,7 +325,10 @@ def analyse(
         results = [r if i in native else _own_words(r, translation)
                    for r, i in zip(results, found, strict=True)]  # fmt: skip
     if index is not None:
-        results += [_code_result(h, index) for h in hits]
+        codes_found = [_code_result(h, index) for h in hits]
+        if translation.lines:
+            codes_found = [_own_words(r, translation) for r in codes_found]
+        results += codes_found
     results.sort(key=lambda r: (-r.score, r.lines[0] if r.lines else 0, r.id))
     return Analysis(matches=results, facts=facts, code_like=code_like)
 
