@@ -387,3 +387,25 @@ def test_literals_that_make_no_message_are_tried_a_bounded_number_of_times_per_l
     assert len(calls) <= locale.MISSES + 2
     assert result.text.endswith("\nE: Unable to locate package rocm")
     assert list(result.lines) == [2]
+
+
+def test_the_similarity_tier_reads_the_english_too(tmp_path: Path) -> None:
+    """No pattern matches a missing library of no entry: the similar entries named for the
+    German loader message are those named for the English one (explain's _similar)."""
+    import subprocess
+    import sys
+
+    docs = []
+    for name, line in (("de", "libfoo.so.1: Kann die Shared-Object-Datei nicht öffnen: Datei "
+                               "oder Verzeichnis nicht gefunden"),
+                       ("en", "libfoo.so.1: cannot open shared object file: No such file or "
+                              "directory")):  # fmt: skip
+        log = tmp_path / f"{name}.txt"
+        log.write_text(line + "\n", encoding="utf-8")
+        proc = subprocess.run([sys.executable, "-m", "rocmprov", "explain", str(log), "--format",
+                               "json"], capture_output=True, text=True, check=False)  # fmt: skip
+        docs.append(json.loads(proc.stdout))
+    german, english_doc = docs
+    assert german["matches"] == [] and german["lines"] == 1
+    assert [s["id"] for s in german["similar"]] == [s["id"] for s in english_doc["similar"]]
+    assert german["similar"]
