@@ -1,13 +1,15 @@
 """Throughput of `rocmprov explain`'s matcher over a 100 MB log (not a timed test).
 
-    python benchmarks/explain_bench.py [--mb 100] [--seed 7] [--error-rate 0.001]
+    python benchmarks/explain_bench.py [--mb 100] [--seed 7] [--error-rate 0.001] [--locale de]
     python benchmarks/explain_bench.py --one-line 4
     python benchmarks/explain_bench.py --dense 120000 [--fixture ID]
 
 Builds a seeded log of benign noise (kernel, systemd, training-loop lines) with real error
 lines from tests/fixtures/kb mixed in, then times `match()` over the whole table three times
-and prints the median MB/s. `--one-line MIB` times `analyse()` (explain's whole pass) on one
-line of MIB MiB made of every fixture's first line (issue 28: a 4 MiB line in under 1 s).
+and prints the median MB/s (`--locale LOC`: with the log's apt, dpkg and loader messages in
+LOC, as kb/locale.py's data words them: the cost of putting them back in English).
+`--one-line MIB` times `analyse()` (explain's whole pass) on one line of MIB MiB made of every
+fixture's first line (issue 28: a 4 MiB line in under 1 s).
 `--dense LINES` times `analyse()` on LINES copies of one fixture's first line (by default the
 Vulkan "vk::Queue::submit: ErrorDeviceLost" of llm.ggml-vulkan-device-lost-compute-timeout): a
 log where every line hits an anchor whose patterns span 9 lines and never complete (round 26:
@@ -132,6 +134,7 @@ def main() -> int:
     parser.add_argument("--one-line", type=float, metavar="MIB", help="time one line instead")
     parser.add_argument("--dense", type=int, metavar="LINES", help="time a dense log instead")
     parser.add_argument("--fixture", default=DENSE, help="the --dense log's fixture (its id)")
+    parser.add_argument("--locale", metavar="LOC", help="apt/dpkg/loader messages in LOC (de)")
     args = parser.parse_args()
     if args.dense:
         return time_dense(args.dense, args.fixture, args.runs)
@@ -139,6 +142,13 @@ def main() -> int:
         return time_one_line(args.one_line, args.runs)
     table = load_table()
     text = build_log(args.mb, args.seed, args.error_rate)
+    if args.locale:  # as a user of that locale would paste it (the po data read backwards)
+        from rocmprov.kb.locale import load_document, localising, translate
+
+        into = localising(load_document(), args.locale)
+        if into is None:
+            parser.error(f"no wording for locale {args.locale!r}")
+        text = translate(text, into).text
     size_mb = len(text.encode("utf-8")) / 1e6
     match("warm up the compiled table", table=table)
     times, cpu = [], []
@@ -151,7 +161,7 @@ def main() -> int:
     median = statistics.median(times)
     print(
         f"log: {size_mb:.1f} MB, {text.count(chr(10))} lines, {len(table)} entries, "
-        f"error-line rate {args.error_rate}"
+        f"error-line rate {args.error_rate}" + (f", locale {args.locale}" if args.locale else "")
     )
     print(f"matches: {len(found)} entries, {sum(m.count for m in found)} occurrences")
     print(f"runs: {', '.join(f'{t:.2f}s' for t in times)}")

@@ -153,9 +153,10 @@ def _similar(text: str, analysis: Analysis) -> list[Similar]:
     """The similarity tier (kb/similar.py), only when no pattern matched at all."""
     if analysis.matches:
         return []
+    from rocmprov.kb.locale import english
     from rocmprov.kb.similar import similar
 
-    return similar(text)
+    return similar(english(text))  # the words it compares are English (kb/locale.py)
 
 
 def _document(
@@ -261,10 +262,14 @@ def _render_match(out: Any, rank: int, m: Match, safe: Any) -> None:
     if m.condition:
         out.print(Text(f"   (this fix because: {printable(m.condition)})", style="dim"))
     out.print(Text("   evidence:", style="bold"))
-    for number, line in zip(m.lines, m.evidence, strict=True):
+    english = m.english or ("",) * len(m.lines)
+    for number, line, reading in zip(m.lines, m.evidence, english, strict=True):
         # remote text: never markup, never wrapped into the next line's indent
         evidence = printable(line.removesuffix("\r"))  # tabs kept: smi tables use them
         out.print(Text(f"     {number}: ", style="dim") + Text(evidence), soft_wrap=True)
+        if reading:  # the user's line was localised: what the table read (kb/locale.py)
+            out.print(Text("        in English: ", style="dim") + Text(printable(reading)),
+                      soft_wrap=True)  # fmt: skip
     if m.count > len(m.lines):
         out.print(Text(f"     ({m.count} occurrences)", style="dim"))
     out.print(Text("   sources: ", style="bold") + safe(" ".join(m.sources)))

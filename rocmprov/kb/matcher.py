@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -30,6 +30,7 @@ from rocmprov.kb import codes as status_codes
 from rocmprov.kb.context import FACTS, Fact, extract, hint
 from rocmprov.kb.contexts import NVIDIA_MACHINE
 from rocmprov.kb.lineends import normalise
+from rocmprov.kb.locale import Translation, load_phrases, translate
 from rocmprov.kb.reflow import loosen
 from rocmprov.kb.scan import MAX_COUNT, MAX_EVIDENCE, Found, clip, compile_table, scan
 from rocmprov.kb.table import PLACEHOLDER_RE, Entry, Table, load_table
@@ -60,6 +61,9 @@ class Match:
     count: int = 1
     condition: str = ""  # the condition whose fix was chosen, if any
     notes: tuple[str, ...] = ()  # the entry's conditions: what changes the answer
+    # beside each evidence line: its English reading where the line was localised (kb/locale.py;
+    # the evidence itself is the user's own line), else ""; empty when no line was
+    english: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +82,7 @@ class Match:
             "count_capped": self.count >= MAX_COUNT,
             "lines": list(self.lines),
             "evidence": list(self.evidence),
+            "english": list(self.english),
             "sources": list(self.sources),
         }
 
@@ -244,6 +249,19 @@ def _add_loosened(text: str, compiled: Any, found: dict[int, Found]) -> set[int]
     return added
 
 
+def _own_words(result: Match, translation: Translation) -> Match:
+    """`result` with the user's own lines as evidence where kb/locale.py put a line in English
+    (that reading goes beside it, in `english`)."""
+    own = translation.lines
+    if not any(n in own for n in result.lines):
+        return result
+    english = tuple(ev if n in own else "" for n, ev in zip(result.lines, result.evidence,
+                                                           strict=True))  # fmt: skip
+    evidence = tuple(clip(own[n]) if n in own else ev
+                     for n, ev in zip(result.lines, result.evidence, strict=True))  # fmt: skip
+    return replace(result, evidence=evidence, english=english)
+
+
 def analyse(
     text: str, *, context: dict[str, Any] | None = None, table: Table | None = None,
     codes: bool = True,
@@ -254,15 +272,33 @@ def analyse(
     `codes`: also report library status codes no entry explained. Never raises on any text.
     Line ends are made \\n once, first (kb/lineends.py: \\r\\n, \\n\\r and old Mac \\r as \\n, a
     trailing \\r dropped, a lone \\r inside a line kept): every pass reads that. Idempotent, so
-    a caller that normalised already (explain) gets the same answer."""
+    a caller that normalised already (explain) gets the same answer. Then apt's, dpkg's and the
+    loader's messages in the user's language are put back in English (kb/locale.py, line for
+    line); the evidence shown is the user's own lines, with their English reading beside. The
+    first scan reads the text as the user wrote it and also looks for the localised messages'
+    literals (English text pays no pass of its own); only a text that has one is put in English
+    and scanned again, and what the first scan found stays (a pattern written for a localised
+    wording, or a line only half put back, where a translation the po files lack follows a
+    phrase they have)."""
     if not isinstance(text, str):
         raise TypeError("match() takes text (str); decode bytes first")
     text = normalise(text)
     table = table or load_table()
     index = status_codes.load_codes() if codes else None
     code_lines: dict[int, tuple[int, str]] = {}
-    compiled = compile_table(table, index)
-    found = scan(text, compiled, code_lines) if text else {}
+    phrases = load_phrases()
+    compiled = compile_table(table, index, phrases.words)
+    localised: list[int] = []  # where a localised message's literal is, if anywhere
+    found = scan(text, compiled, code_lines, localised) if text else {}
+    translation = translate(text, phrases) if localised else Translation(text, {}, text)
+    native: set[int] = set()  # found in the user's own words only (a localised pattern)
+    if translation.lines:  # the scan again, on the English: the user's own words' finds stay
+        own, code_lines, text = found, {}, translation.text
+        found = scan(text, compiled, code_lines)
+        for i, acc in own.items():
+            if i not in found:
+                found[i] = acc
+                native.add(i)
     loosened: set[int] = set()
     if len(text) <= LOOSEN_ALWAYS or not any(not table.entries[i].harmless for i in found):
         loosened = _add_loosened(text, compiled, found)
@@ -285,8 +321,14 @@ def analyse(
     values = {f.name: f.value for f in facts}
     values.update({str(k): str(v) for k, v in (context or {}).items() if v is not None})
     results = [_result(table.entries[i], acc, values) for i, acc in found.items()]
+    if translation.lines:
+        results = [r if i in native else _own_words(r, translation)
+                   for r, i in zip(results, found, strict=True)]  # fmt: skip
     if index is not None:
-        results += [_code_result(h, index) for h in hits]
+        codes_found = [_code_result(h, index) for h in hits]
+        if translation.lines:
+            codes_found = [_own_words(r, translation) for r in codes_found]
+        results += codes_found
     results.sort(key=lambda r: (-r.score, r.lines[0] if r.lines else 0, r.id))
     return Analysis(matches=results, facts=facts, code_like=code_like)
 

@@ -57,6 +57,7 @@ _LONG = 65536  # a line this long gets its repeated anchors skipped by a narrowe
 _SKIPS = 1024
 _LEAD = 100  # characters of an enormous line shown before its match
 CODE_LINE = -1  # a scan target that marks a line for the status-code look-up
+LOCALE_HIT = -2  # a scan target that marks a localised message's literal (kb/locale.py)
 _NEVER = re.compile(r"(?!)")
 # A line cut at a width (a terminal's 80 columns, an editor's or a formatter's wrap near 70-79,
 # seen in real pastes) is long; a short line that ends where a pattern could be cut is whole.
@@ -77,7 +78,7 @@ class _Target:
 
     entry: int
     pattern: int
-    source: Pattern | None  # None: a status-code line marker (CODE_LINE)
+    source: Pattern | None  # None: a status-code line marker (CODE_LINE) or LOCALE_HIT
     lines: int
     around: int = 0  # how many lines either way `unless` / `near` read
 
@@ -161,7 +162,12 @@ class _Compiled:
 
 
 @lru_cache(maxsize=8)
-def compile_table(table: Table, codes: status_codes.Codes | None = None) -> _Compiled:
+def compile_table(
+    table: Table, codes: status_codes.Codes | None = None, localised: tuple[str, ...] = ()
+) -> _Compiled:
+    """The table's anchors as one finder; `localised`: literals of messages in the user's
+    language (kb/locale.py) that join the same pass, so that English text pays no pass of its
+    own to learn it holds none (`scan`'s `localised`)."""
     own: dict[str, list[_Target]] = {}
     for ei, entry in enumerate(table.entries):
         for pi, pattern in enumerate(entry.patterns):
@@ -172,6 +178,8 @@ def compile_table(table: Table, codes: status_codes.Codes | None = None) -> _Com
         for pi, anchor in enumerate(choose_anchors([list(r) for r in codes.anchor_runs], taken)):
             if anchor:
                 own.setdefault(anchor, []).append(_Target(CODE_LINE, pi, None, 1))
+    for word in localised:
+        own.setdefault(word, []).append(_Target(LOCALE_HIT, 0, None, 1))
     anchors = sorted(own)
     # the trie returns the longest anchor at a position: a hit also fires its prefixes
     targets = {a: tuple(t for n in range(len(a)) for t in own.get(a[: n + 1], ())) for a in anchors}
@@ -214,10 +222,12 @@ def clip(line: str) -> str:
 
 
 def scan(
-    text: str, compiled: _Compiled, code_lines: dict[int, tuple[int, str]] | None = None
-) -> dict[int, Found]:
+    text: str, compiled: _Compiled, code_lines: dict[int, tuple[int, str]] | None = None,
+    localised: list[int] | None = None,
+) -> dict[int, Found]:  # fmt: skip
     """Entries found in `text`; lines with a status code's literal go into `code_lines`
-    (line start -> (line number, line))."""
+    (line start -> (line number, line)); where a localised message's literal is (compile_table's
+    `localised`) goes into `localised` (its first place only: that one says to translate)."""
     found: dict[int, Found] = {}
     seen: dict[re.Pattern[str], Seen] = {}  # where each context regex matched (unless/near)
     ahead: dict[tuple[str, int], Ahead] = {}  # where literals that matches need lie
@@ -260,6 +270,10 @@ def scan(
             if target.entry == CODE_LINE:
                 if code_lines is not None and start not in code_lines:
                     code_lines[start] = (line_no, text[start : min(end, start + MAX_LINE)])
+                continue
+            if target.entry == LOCALE_HIT:
+                if localised is not None and not localised:
+                    localised.append(pos)
                 continue
             if target.entry in full:
                 continue

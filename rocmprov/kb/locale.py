@@ -1,0 +1,226 @@
+"""Messages in the user's language put back in English before matching. Pure (apart from reading
+the packaged phrases once).
+
+apt, dpkg and the dynamic loader (glibc) print their messages in the user's locale: "E: Paket
+rocm-dkms kann nicht gefunden werden.", "libamdhip64.so.6: Kann die Shared-Object-Datei nicht
+öffnen: Datei oder Verzeichnis nicht gefunden". The table's patterns are English; `english(text)`
+replaces each localised phrase by its English message, from the programs' own translations
+(rocmprov/data/kb/locales.json, made by kb/localefile.py from their po files at pinned commits,
+twelve locales; its docstring says which msgids and which translations are kept).
+
+The rule:
+- A phrase is one line of a message: a localised msgstr line, its format placeholders (%s, %d,
+  %1$s) matching any text on that line (MAX_ARG characters at most; one that starts the msgstr
+  matches one word), is replaced by its msgid line with the same arguments in the msgid's
+  order. No line is added or removed: a match never crosses a line end, so the line numbers of
+  matches are those of the user's text, and `translate` says which lines changed.
+- Whole message phrases only: a short msgstr (apt's "Depends" = "依存", a strerror text) is
+  replaced only inside the literal text its program prints around it (" : Hängt ab von: ",
+  ": Keine Berechtigung"); a word alone ("Fehler") never is.
+- Where two phrases could match at one place, the one with more literal text wins ("Could not
+  get lock %s. It is held by process %d" over "Could not get lock %s").
+- English text costs (almost) nothing: each phrase's longest literal (`Phrases.words`) joins the
+  table's own anchors in kb/scan.py's one pass (kb/matcher.py), and only a text where one is
+  found is translated. `translate` itself is one pass of a multi-literal finder (kb/literals.py:
+  Hyperscan where it loads); only at a hit are the phrase's regexes tried, in a window of the
+  hit's line no wider than the longest match they could make (`Phrase.reach`), and MISSES hits
+  in a row on a line that make no phrase end the look at that line. Linear in the text. A text
+  without any hit is returned as it is (the same object).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from rocmprov.kb.literals import Finder, finder, over
+
+# a C format directive (%s, %.250s, %zu, %1$s, %m); %% is a literal percent sign
+PLACEHOLDER = re.compile(
+    r"%(?:(\d+)\$)?[-+ #0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXcspm]"
+)
+MAX_ARG = 256  # characters one placeholder matches, at most
+MISSES = 32  # anchor hits in a row on one line that make no phrase: the rest of it is skipped
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """One localised wording of one English message line."""
+
+    english: tuple[str | int, ...]  # literal pieces and argument indexes, in the msgid's order
+    regex: re.Pattern[str]
+    groups: dict[int, int]  # argument index -> regex group
+    before: int  # characters of literal context before the match (in the anchor, not replaced)
+    after: int
+    literal: int  # characters of literal text: the longer phrase wins at one place
+    reach: int = 0  # characters a match (with its context) spans at most, either side of a hit
+
+    def render(self, m: re.Match[str]) -> str:
+        return "".join(p if isinstance(p, str) else m.group(self.groups[p]) for p in self.english)
+
+
+@dataclass(frozen=True)
+class Phrases:
+    find: Finder
+    candidates: dict[str, tuple[Phrase, ...]]  # anchor -> phrases to try there, longest first
+    words: tuple[str, ...] = field(default=())  # the anchors (kb/scan.py's pass finds them too)
+
+
+@dataclass(frozen=True)
+class Translation:
+    """`text` with English messages; `lines`: 1-based number -> the user's own line, for every
+    line that changed (the same number of lines either way); `original`: the user's text."""
+
+    text: str
+    lines: dict[int, str]
+    original: str = ""
+
+
+def _split(fmt: str) -> list[str | int]:
+    """`fmt` as literal pieces and argument indexes (sequential, or %N$ positions)."""
+    out: list[str | int] = []
+    at = 0
+    for seq, m in enumerate(PLACEHOLDER.finditer(fmt)):
+        out.append(fmt[at : m.start()])
+        out.append(int(m.group(1)) - 1 if m.group(1) else seq)
+        at = m.end()
+    out.append(fmt[at:])
+    return [p for p in out if p != ""]
+
+
+def compile_phrase(english: str, local: str, before: str = "", after: str = "") -> Phrase:
+    """The Phrase that puts `english` where `local` (one msgstr line) is printed."""
+    parts = _split(local)
+    body: list[str] = []
+    groups: dict[int, int] = {}
+    for n, part in enumerate(parts):
+        if isinstance(part, str):
+            body.append(re.escape(part))
+        else:
+            groups[part] = len(groups) + 1
+            if n == 0:  # first: one word (not everything before the message), tried at a
+                body.append(rf"(?<!\S)(\S{{1,{MAX_ARG}}}+)")  # word's start only
+            elif n == len(parts) - 1:
+                body.append(rf"([^\n]{{0,{MAX_ARG}}})")
+            else:
+                body.append(rf"([^\n]{{0,{MAX_ARG}}}?)")
+    pattern = "".join(body)
+    if before:
+        pattern = f"(?<={re.escape(before)})" + pattern
+    if after:
+        pattern += f"(?={re.escape(after)})"
+    literal = sum(len(p) for p in parts if isinstance(p, str))
+    reach = len(before) + literal + len(after) + MAX_ARG * len(groups)
+    return Phrase(tuple(_split(english)), re.compile(pattern), groups, len(before), len(after),
+                  literal, reach)  # fmt: skip
+
+
+def anchor(local: str, before: str = "", after: str = "") -> str:
+    """The longest literal run of the phrase with its context: what the finder looks for."""
+    runs = PLACEHOLDER.split(before + local + after)
+    return max((r for r in runs if r is not None), key=len)
+
+
+def phrases_from(document: dict[str, Any]) -> Phrases:
+    by_anchor: dict[str, list[Phrase]] = {}
+    for item in document["phrases"]:
+        for wordings in item["locales"].values():
+            for local in wordings:
+                word = anchor(local, item["before"], item["after"])
+                phrase = compile_phrase(item["english"], local, item["before"], item["after"])
+                by_anchor.setdefault(word, []).append(phrase)
+    candidates = {}
+    for word in by_anchor:
+        # an anchor that starts another at the same place is found as the longer one
+        found = [p for w, ps in by_anchor.items() if word.startswith(w) for p in ps]
+        candidates[word] = tuple(sorted(found, key=lambda p: -p.literal))
+    words = tuple(sorted(by_anchor))
+    return Phrases(finder(words), candidates, words)
+
+
+@lru_cache(maxsize=1)
+def load_document() -> dict[str, Any]:
+    """rocmprov/data/kb/locales.json as read."""
+    text = resources.files("rocmprov.data.kb").joinpath("locales.json").read_text("utf-8")
+    return dict(json.loads(text))
+
+
+@lru_cache(maxsize=1)
+def load_phrases() -> Phrases:
+    return phrases_from(load_document())
+
+
+def localising(document: dict[str, Any], locale: str, variant: int = 0) -> Phrases | None:
+    """Phrases that put English messages into `locale` (its `variant`-th wording of each): the
+    po data read backwards, for the tests and the benchmark (a table fixture as a user of that
+    locale would have pasted it). None when the locale has no such wording."""
+    items = [
+        {"english": p["locales"][locale][variant], "before": p["before"], "after": p["after"],
+         "locales": {"en": [p["english"]]}}
+        for p in document["phrases"] if len(p["locales"].get(locale, [])) > variant
+    ]  # fmt: skip
+    return phrases_from({"phrases": items}) if items else None
+
+
+def translate(text: str, phrases: Phrases | None = None) -> Translation:
+    """`text` with every localised phrase replaced by its English message (module docstring)."""
+    if not text:
+        return Translation(text, {}, text)
+    phrases = phrases or load_phrases()
+    search = over(phrases.find, text)
+    out: list[str] = []
+    lines: dict[int, str] = {}
+    done = 0  # text before this is in `out` (or replaced)
+    line_no, counted = 1, 0
+    start, end, misses = 0, -1, 0  # the current line's bounds, found once per line
+    hit = search(text, 0)
+    while hit is not None:
+        pos, word = hit.start(), hit.group()
+        if pos > end:  # a new line: look back only as far as the previous line's end
+            start = text.rfind("\n", max(end, 0), pos) + 1
+            nxt = text.find("\n", pos)
+            end, misses = (len(text) if nxt < 0 else nxt), 0
+        if pos >= done:
+            candidates = phrases.candidates[word]
+            reach = max(p.reach for p in candidates)
+            lo, hi = max(start, done, pos - reach), min(end, pos + len(word) + reach)
+            m, phrase = _match(candidates, text, lo, hi, pos, len(word))
+            if m is not None and phrase is not None:
+                line_no += text.count("\n", counted, start)
+                counted = start
+                lines.setdefault(line_no, text[start:end])
+                out.append(text[done : m.start()])
+                out.append(phrase.render(m))
+                done, misses = m.end(), 0
+            else:
+                misses += 1
+                if misses >= MISSES:  # literals that never make a message: the line is done
+                    hit = search(text, end)
+                    continue
+        hit = search(text, pos + 1)
+    if not lines:
+        return Translation(text, {}, text)
+    out.append(text[done:])
+    return Translation("".join(out), lines, text)
+
+
+def _match(
+    candidates: tuple[Phrase, ...], text: str, lo: int, hi: int, pos: int, width: int
+) -> tuple[re.Match[str] | None, Phrase | None]:
+    """The first phrase (longest first) with a match in text[lo:hi] that holds the anchor hit."""
+    for phrase in candidates:
+        for m in phrase.regex.finditer(text, lo, hi):
+            if m.start() - phrase.before > pos:
+                break
+            if m.end() + phrase.after >= pos + width and m.end() > m.start():
+                return m, phrase
+    return None, None
+
+
+def english(text: str) -> str:
+    """`text` with English messages in place of localised ones, line for line (`translate`)."""
+    return translate(text).text
