@@ -39,7 +39,7 @@ CUT_DEBT = {
     "apt.therock-profiler-libdw-sles",
     "compiler.hipcc-clang-missing", "dkms.module-not-newer-than-kernel",
     "framework.tf-rocm-gpu-arch-unsupported",
-    "miopen.comgr-invalid-isa-name", "miopen.hiprtc-compile-failed",
+    "miopen.comgr-invalid-isa-name",
     "noise.amdgcn-wavefront-size-deprecated",
 } | {
     # Policy, not debt: their fixture's line is cut at 80/120 columns inside a varying value
