@@ -150,12 +150,13 @@ def _decode(data: bytes) -> str:
 
 
 def _similar(text: str, analysis: Analysis) -> list[Similar]:
-    """The similarity tier (kb/similar.py), only when no pattern matched at all."""
-    if analysis.matches:
+    """The similarity tier (kb/similar.py), only when no real cause matched: over the lines no
+    harmless match covers."""
+    if any(not m.harmless for m in analysis.matches):
         return []
-    from rocmprov.kb.similar import similar
+    from rocmprov.kb.similar import suggest
 
-    return similar(text)
+    return suggest(text, analysis.matches)
 
 
 def _document(
@@ -174,7 +175,8 @@ def _document(
         "harmless": sum(1 for m in found if m.harmless),
         "context": [{"name": f.name, "value": f.value, "line": f.line} for f in analysis.facts],
         "matches": [m.to_dict() for m in found],
-        # not a diagnosis: entries whose real texts resemble the input when no pattern matched
+        # not a diagnosis: entries whose real texts resemble the input's lines that no pattern
+        # matched, when no real cause matched
         "similar": [s.to_dict() for s in near or []],
     }
     if not any(not m.harmless for m in found):

@@ -25,12 +25,17 @@ import math
 import re
 import sys
 from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rocmprov.kb.table import Table, load_table
+
+if TYPE_CHECKING:
+    from rocmprov.kb.matcher import Match
 
 THRESHOLD = 0.5  # cosine below this is no resemblance (set on the table's own texts)
 TOP = 3
@@ -91,10 +96,13 @@ def _texts() -> dict[str, list[str]]:
     return dict(json.loads(raw))
 
 
-@lru_cache(maxsize=4)
-def _index(table: Table) -> _Index:
-    texts = _texts()
-    docs = [Counter(words(" ".join([e.title, *texts.get(e.id, [])]))) for e in table.entries]
+def entry_words(table: Table, texts: Mapping[str, list[str]]) -> list[Counter[str]]:
+    """Each entry's words: its title and its real texts."""
+    return [Counter(words(" ".join([e.title, *texts.get(e.id, [])]))) for e in table.entries]
+
+
+def build_index(table: Table, docs: list[Counter[str]]) -> _Index:
+    """TF-IDF over the entries' words (`entry_words`), each entry's vector normalised."""
     df: Counter[str] = Counter(w for d in docs for w in d)
     n = len(docs)
     idf = {w: math.log((1 + n) / (1 + c)) + 1.0 for w, c in df.items()}
@@ -108,26 +116,49 @@ def _index(table: Table) -> _Index:
     return _Index(tuple(e.id for e in table.entries), idf, frozen)
 
 
-def informative(text: str) -> list[tuple[int, str]]:
-    """(line number, line) of the lines that look like a problem, the first MAX_LINES."""
+@lru_cache(maxsize=4)
+def _index(table: Table) -> _Index:
+    return build_index(table, entry_words(table, _texts()))
+
+
+def informative(
+    text: str, skip: Collection[int] = (), unless: Sequence[re.Pattern[str]] = ()
+) -> list[tuple[int, str]]:
+    """(line number, line) of the lines that look like a problem, the first MAX_LINES; the
+    line numbers in `skip` and the lines one of `unless` finds are left out."""
     out: list[tuple[int, str]] = []
-    for number, line in enumerate(text.split("\n"), 1):
-        line = line[:MAX_CHARS]
-        if _PROBLEM.search(line):
+    for number, full in enumerate(text.split("\n"), 1):
+        line = full[:MAX_CHARS]
+        if (_PROBLEM.search(line) and number not in skip
+                and not any(r.search(full) for r in unless)):  # fmt: skip
             out.append((number, line.strip()))
             if len(out) >= MAX_LINES:
                 break
     return out
 
 
-def similar(text: str, table: Table | None = None, top: int = TOP) -> list[Similar]:
+def similar(
+    text: str, table: Table | None = None, top: int = TOP, *, skip: Collection[int] = (),
+    unless: Sequence[re.Pattern[str]] = (), index: _Index | None = None,
+) -> list[Similar]:  # fmt: skip
     """Entries whose real texts resemble the input's informative lines, best first (at most
-    `top`, each at least THRESHOLD); [] when a harmless entry resembles it as much."""
-    lines = informative(text)
+    `top`, each at least THRESHOLD); [] when a harmless entry resembles it as much. `skip`,
+    `unless`: lines not compared (see `informative`); `index`: another index of the same table
+    (`build_index`)."""
+    return chosen(ranked(text, table, skip=skip, unless=unless, index=index), top)
+
+
+def ranked(
+    text: str, table: Table | None = None, *, skip: Collection[int] = (),
+    unless: Sequence[re.Pattern[str]] = (), index: _Index | None = None,
+) -> list[Similar]:  # fmt: skip
+    """Every entry that shares a word with an informative line, best first, harmless ones too,
+    each with its best line: `similar` before its threshold and its harmless rule."""
+    lines = informative(text, skip, unless)
     if not lines:  # nothing looks like a problem: the index is not even built
         return []
     table = table or load_table()
-    index = _index(table)
+    index = index or _index(table)
     best: dict[int, tuple[float, int, str]] = {}
     for number, line in lines:
         counts = Counter(words(line))
@@ -144,40 +175,74 @@ def similar(text: str, table: Table | None = None, top: int = TOP) -> list[Simil
         for entry, score in scores.items():
             if score > best.get(entry, (0.0, 0, ""))[0]:
                 best[entry] = (score, number, line)
-    ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    order = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    return [Similar(table.entries[i].id, table.entries[i].title, table.entries[i].harmless,
+                    score, number, line) for i, (score, number, line) in order]  # fmt: skip
+
+
+def chosen(
+    ranking: Sequence[Similar], top: int = TOP, threshold: float | None = None
+) -> list[Similar]:
+    """The real entries of `ranking` at least `threshold` (THRESHOLD) alike, at most `top`; []
+    when its best is harmless: as similar to a harmless line as to anything, no cause."""
+    threshold = THRESHOLD if threshold is None else threshold
     out: list[Similar] = []
-    for i, (score, number, line) in ranked:
-        entry = table.entries[i]
-        if score < THRESHOLD:
+    for s in ranking:
+        if s.score < threshold:
             break
-        if entry.harmless:
-            if not out:  # as similar to a harmless line as to anything: no cause to suggest
+        if s.harmless:
+            if not out:
                 return []
             continue
-        out.append(Similar(entry.id, entry.title, False, score, number, line))
+        out.append(s)
         if len(out) >= top:
             break
     return out
 
 
-def build(fixtures: Path, table: Table | None = None) -> dict[str, list[str]]:
-    """Each entry's real texts: the lines its patterns matched in its fixture and in its other
-    real wordings (the folder kb-wordings beside `fixtures`: <id>.<slug>.txt)."""
+def suggest(text: str, matches: Sequence[Match], table: Table | None = None) -> list[Similar]:
+    """explain's tier: nothing when a real cause matched; else `similar` over the informative
+    lines that no harmless match covers: its evidence lines, and every line that one of its
+    entry's one-line patterns finds (a match lists its first lines only). The harmless lines
+    are answered already; the real error may be on another line."""
+    if any(not m.harmless for m in matches):
+        return []
+    table = table or load_table()
+    ids = {m.id for m in matches}
+    unless = [p.compiled for e in table.entries if e.id in ids for p in e.patterns if p.lines == 1]
+    return similar(text, table, skip={n for m in matches for n in m.lines}, unless=unless)
+
+
+def wordings(fixtures: Path, entry_id: str) -> list[Path]:
+    """An entry's real texts: its fixture, then its other real wordings (the folder kb-wordings
+    beside `fixtures`: <id>.<slug>.txt)."""
+    found = (fixtures.parent / "kb-wordings").glob(f"{glob.escape(entry_id)}.*.txt")
+    others = sorted(p for p in found if p.name.removesuffix(".txt").rsplit(".", 1)[0] == entry_id)
+    return [fixtures / f"{entry_id}.txt", *others]
+
+
+def matched_lines(body: str, entry_id: str, table: Table) -> list[str]:
+    """The lines of `body` that the entry's patterns matched (stripped, cut at MAX_CHARS)."""
     from rocmprov.kb.matcher import match
 
+    found = [m for m in match(body, table=table, codes=False) if m.id == entry_id]
+    return [line.strip()[:MAX_CHARS] for line in found[0].evidence] if found else []
+
+
+def body_of(path: Path) -> str:
+    """A fixture's text: what follows its header's `---` line."""
+    return path.read_text(encoding="utf-8").partition("\n---\n")[2]
+
+
+def build(fixtures: Path, table: Table | None = None) -> dict[str, list[str]]:
+    """Each entry's real texts: the lines its patterns matched in its fixture and in its other
+    real wordings (`wordings`), each once."""
     table = table or load_table()
-    wordings = fixtures.parent / "kb-wordings"
     texts: dict[str, list[str]] = {}
     for entry in table.entries:
-        paths = [fixtures / f"{entry.id}.txt"]
-        paths += sorted(p for p in wordings.glob(f"{glob.escape(entry.id)}.*.txt")
-                        if p.name.removesuffix(".txt").rsplit(".", 1)[0] == entry.id)  # fmt: skip
         lines: list[str] = []
-        for path in paths:
-            body = path.read_text(encoding="utf-8").partition("\n---\n")[2]
-            found = [m for m in match(body, table=table, codes=False) if m.id == entry.id]
-            for line in found[0].evidence if found else []:
-                line = line.strip()[:MAX_CHARS]
+        for path in wordings(fixtures, entry.id):
+            for line in matched_lines(body_of(path), entry.id, table):
                 if line not in lines:
                     lines.append(line)
         texts[entry.id] = lines
