@@ -114,3 +114,32 @@ def test_explain_shows_it_and_keeps_the_exit_code(tmp_path, capsys, fmt) -> None
         assert "No known cause found" in out
         assert "Similar to (not a diagnosis" in out and f"[{REAL_ID}]" in out
         assert "Harmless (no action needed" in out and f"[{HARMLESS_ID}]" in out
+
+
+def _line_by_line(text: str) -> list[tuple[int, str]]:
+    """`informative` as it was: the regex on every line (~10 s on 20 MB of log)."""
+    out = []
+    for number, line in enumerate(text.split("\n"), 1):
+        if sim._PROBLEM.search(line[: sim.MAX_CHARS]):
+            out.append((number, line[: sim.MAX_CHARS].strip()))
+    return out[: sim.MAX_LINES]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ok\nERROR: x\n\nfine\nCould Not open\nTimeout\ntimeouts\nwarning\n",
+        "İstanbul İ error\nKELVIN K ERROR\nİ\nno gpu found\n",  # lower() changes the length
+        "x" * (sim.MAX_CHARS - 2) + " error\n" + "y" * sim.MAX_CHARS + " error\nlast error",
+        "error\n" * (sim.MAX_LINES + 3) + "tail error",
+        "a hang\nhangar\nunhang\nlost\nlostness\nno device\n\r\nfault\nsegfault\n",
+    ],
+)
+def test_informative_reads_the_lines_the_regex_reads_line_by_line(text: str) -> None:
+    assert sim.informative(text) == _line_by_line(text)
+
+
+def test_informative_reads_every_fixture_as_the_regex_does() -> None:
+    for path in sorted((ROOT / "tests" / "fixtures").glob("kb*/*.txt")):
+        body = sim.body_of(path)
+        assert sim.informative(body) == _line_by_line(body), path.name

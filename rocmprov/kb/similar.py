@@ -1,5 +1,10 @@
-"""The similarity tier: when no pattern of the table matches, which entries' real texts the
+"""The similarity tier: when no real cause of the table matches, which entries' real texts the
 input's informative lines resemble. Pure (apart from reading the packaged texts once).
+
+explain runs it (`suggest`) when no pattern matched, and when only harmless ones did: then
+over the lines no harmless match covers (its evidence lines, and every line one of its entry's
+one-line patterns finds, however often it repeats), since the real error may be on another
+line. Measured leave-one-out on the table's own wordings: benchmarks/similar_loo.py.
 
 Each entry's real text is the lines its own fixture and its other real wordings matched
 (rocmprov/data/kb/texts.json, generated from tests/fixtures/kb and tests/fixtures/kb-wordings by
@@ -32,6 +37,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmprov.kb.literals import Finder, finder, over
 from rocmprov.kb.table import Table, load_table
 
 if TYPE_CHECKING:
@@ -42,12 +48,18 @@ TOP = 3
 MAX_LINES = 400  # informative lines compared, at most (the first ones)
 MAX_CHARS = 600  # characters of a line compared
 MIN_WORDS = 3  # a line with fewer distinct known words ("test-error 0.07") says too little
-_PROBLEM = re.compile(
-    r"(?i)error|fail|cannot|can't|could not|couldn't|unable|not found|no such|denied|\bfault|"
-    r"abort|exception|invalid|unsupported|not supported|\btime(?:d )?out\b|\bkilled\b|refused|"
-    r"\bmissing\b|undefined|segmentation|panic|\bwarn|traceback|not available|not compatible|"
-    r"mismatch|no (?:gpu|device|kernel|binary)|illegal|corrupt|\blost\b|\bhang|\bstuck\b"
-)
+# What makes a line look like a problem: each is one literal (lower case) with word bounds at
+# most, so a line is read with the regex only where the literals' finder (kb/literals.py, one
+# pass in C) found one of them: 20 MB of log in ~0.3 s, not ~10 s of one regex a line.
+_PROBLEMS = (
+    "error", "fail", "cannot", "can't", "could not", "couldn't", "unable", "not found", "no such",
+    "denied", r"\bfault", "abort", "exception", "invalid", "unsupported", "not supported",
+    r"\btimeout\b", r"\btimed out\b", r"\bkilled\b", "refused", r"\bmissing\b", "undefined",
+    "segmentation", "panic", r"\bwarn", "traceback", "not available", "not compatible", "mismatch",
+    "no gpu", "no device", "no kernel", "no binary", "illegal", "corrupt", r"\blost\b", r"\bhang",
+    r"\bstuck\b",
+)  # fmt: skip
+_PROBLEM = re.compile("(?i)" + "|".join(_PROBLEMS))
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 _STOP = frozenset(
@@ -121,19 +133,35 @@ def _index(table: Table) -> _Index:
     return build_index(table, entry_words(table, _texts()))
 
 
+@lru_cache(maxsize=1)
+def _problem_finder() -> Finder:
+    return finder([p.replace(r"\b", "") for p in _PROBLEMS])
+
+
 def informative(
     text: str, skip: Collection[int] = (), unless: Sequence[re.Pattern[str]] = ()
 ) -> list[tuple[int, str]]:
-    """(line number, line) of the lines that look like a problem, the first MAX_LINES; the
-    line numbers in `skip` and the lines one of `unless` finds are left out."""
+    """(line number, line) of the lines that look like a problem in their first MAX_CHARS
+    characters, the first MAX_LINES; the line numbers in `skip` and the lines one of `unless`
+    finds are left out."""
+    low = text.lower()  # the literals are lower case; lower() keeps every \n where it was
+    same = len(low) == len(text)  # else a character's lower case has another length
+    lines = None if same else text.split("\n")
+    search = over(_problem_finder(), low)
     out: list[tuple[int, str]] = []
-    for number, full in enumerate(text.split("\n"), 1):
+    pos = last = 0
+    number = 1
+    while len(out) < MAX_LINES and (hit := search(low, pos)) is not None:
+        start = low.rfind("\n", 0, hit.start()) + 1
+        end = low.find("\n", hit.start())
+        end = len(low) if end < 0 else end
+        number += low.count("\n", last, start)
+        last, pos = start, end + 1
+        full = text[start:end] if lines is None else lines[number - 1]
         line = full[:MAX_CHARS]
         if (_PROBLEM.search(line) and number not in skip
                 and not any(r.search(full) for r in unless)):  # fmt: skip
             out.append((number, line.strip()))
-            if len(out) >= MAX_LINES:
-                break
     return out
 
 
