@@ -124,13 +124,8 @@ def benign(table: Table, thresholds: list[float]) -> dict[str, dict[float, list[
             found = match(text, table=table)
             if any(not m.harmless for m in found):
                 continue
-            ids = {m.id for m in found}
-            unless = [
-                p.compiled for e in table.entries if e.id in ids for p in e.patterns if p.lines == 1
-            ]
-            ranking = sim.ranked(
-                text, table, skip={n for m in found for n in m.lines}, unless=unless
-            )
+            skip, unless = sim.covered(found, table)
+            ranking = sim.ranked(text, table, skip=skip, unless=unless)
             for t in thresholds:
                 got = sim.chosen(ranking, threshold=t)
                 if got:

@@ -236,9 +236,15 @@ def suggest(text: str, matches: Sequence[Match], table: Table | None = None) -> 
     if any(not m.harmless for m in matches):
         return []
     table = table or load_table()
+    skip, unless = covered(matches, table)
+    return similar(text, table, skip=skip, unless=unless)
+
+
+def covered(matches: Sequence[Match], table: Table) -> tuple[set[int], list[re.Pattern[str]]]:
+    """What `matches` cover: their evidence lines, and their entries' one-line patterns."""
     ids = {m.id for m in matches}
     unless = [p.compiled for e in table.entries if e.id in ids for p in e.patterns if p.lines == 1]
-    return similar(text, table, skip={n for m in matches for n in m.lines}, unless=unless)
+    return {n for m in matches for n in m.lines}, unless
 
 
 def wordings(fixtures: Path, entry_id: str) -> list[Path]:
