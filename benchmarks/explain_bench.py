@@ -3,6 +3,7 @@
     python benchmarks/explain_bench.py [--mb 100] [--seed 7] [--error-rate 0.001] [--locale de]
     python benchmarks/explain_bench.py --one-line 4
     python benchmarks/explain_bench.py --dense 120000 [--fixture ID]
+    python benchmarks/explain_bench.py --mb 20 --similar
 
 Builds a seeded log of benign noise (kernel, systemd, training-loop lines) with real error
 lines from tests/fixtures/kb mixed in, then times `match()` over the whole table three times
@@ -15,6 +16,8 @@ Vulkan "vk::Queue::submit: ErrorDeviceLost" of llm.ggml-vulkan-device-lost-compu
 log where every line hits an anchor whose patterns span 9 lines and never complete (round 26:
 120,000 lines took 7.9-9.0 s of CPU at bc7614b, 1.8 s after; the best of --runs is the figure
 to compare, CPU time: a shared machine's load slows the wall clock only).
+`--similar` times the similarity tier (kb/similar.py, what explain adds when no real cause
+matched) over the same log as if nothing had matched: the best of --runs, CPU time.
 """
 
 from __future__ import annotations
@@ -125,6 +128,21 @@ def time_one_line(mib: float, runs: int) -> int:
     return 0
 
 
+def time_similar(text: str, runs: int) -> int:
+    from rocmprov.kb.similar import informative, similar
+
+    similar("error: warm up the similarity index")
+    cpu, near = [], []
+    for _ in range(runs):
+        start = time.process_time()
+        near = similar(text)
+        cpu.append(time.process_time() - start)
+    print(f"similarity tier: {len(informative(text))} informative lines, similar: "
+          f"{[s.id for s in near]}")  # fmt: skip
+    print(f"runs (CPU): {', '.join(f'{t:.2f}s' for t in cpu)}; best {min(cpu):.2f} s")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=100)
@@ -135,6 +153,7 @@ def main() -> int:
     parser.add_argument("--dense", type=int, metavar="LINES", help="time a dense log instead")
     parser.add_argument("--fixture", default=DENSE, help="the --dense log's fixture (its id)")
     parser.add_argument("--locale", metavar="LOC", help="apt/dpkg/loader messages in LOC (de)")
+    parser.add_argument("--similar", action="store_true", help="time the similarity tier instead")
     args = parser.parse_args()
     if args.dense:
         return time_dense(args.dense, args.fixture, args.runs)
@@ -149,6 +168,8 @@ def main() -> int:
         if into is None:
             parser.error(f"no wording for locale {args.locale!r}")
         text = translate(text, into).text
+    if args.similar:
+        return time_similar(text, args.runs)
     size_mb = len(text.encode("utf-8")) / 1e6
     match("warm up the compiled table", table=table)
     times, cpu = [], []

@@ -13,6 +13,7 @@ from rocmprov.commands import explain
 from rocmprov.kb import load_table, match
 from rocmprov.kb import similar as sim
 from rocmprov.kb.evaluate import BENIGN, load_cases
+from rocmprov.kb.lineends import normalise
 from rocmprov.kb.table import Table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,13 +76,21 @@ def test_harmless_lines_of_the_table_rarely_resemble_a_real_cause() -> None:
     assert len(scores) > 40 and sum(scores) <= len(scores) // 10, (sum(scores), len(scores))
 
 
+def _explains_tier(text: str) -> list[sim.Similar]:
+    """What explain shows as "similar": nothing when a real cause matched, else the tier over
+    the lines no harmless match covers (commands/explain.py)."""
+    text = normalise(text)
+    return sim.suggest(text, match(text), TABLE)
+
+
 def test_benign_held_out_lines_get_no_similar_real_cause_from_explain() -> None:
-    """Measured, not tuned: explain computes the tier only when no pattern matched; the count
-    of benign held-out cases given a similar real cause is in docs/troubleshooting.md. This
-    floor keeps it from growing (1 today: vLLM's amdsmi import warning, no harmless entry
-    matched it)."""
+    """Measured, not tuned: explain computes the tier when no real cause matched (since session
+    27 also beside harmless matches, over the lines they do not cover); the count of benign
+    held-out cases given a similar real cause is in docs/troubleshooting.md. This floor keeps
+    it from growing (1 before session 27: vLLM's amdsmi import warning, which no harmless entry
+    matched; llm.vllm-amdsmi-fallback now takes vLLM's import warning)."""
     cases = [c for c in load_cases(ROOT / "tests" / "data" / "kb-heldout") if c.expected == BENIGN]
-    given = [c.name for c in cases if not match(c.text) and sim.similar(c.text, TABLE)]
+    given = [c.name for c in cases if _explains_tier(c.text)]
     assert len(cases) >= 20 and len(given) <= 1, given
 
 

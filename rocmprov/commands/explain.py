@@ -150,13 +150,16 @@ def _decode(data: bytes) -> str:
 
 
 def _similar(text: str, analysis: Analysis) -> list[Similar]:
-    """The similarity tier (kb/similar.py), only when no pattern matched at all."""
-    if analysis.matches:
+    """The similarity tier (kb/similar.py), only when no real cause matched: over the lines no
+    harmless match covers."""
+    if any(not m.harmless for m in analysis.matches):
         return []
     from rocmprov.kb.locale import english
-    from rocmprov.kb.similar import similar
+    from rocmprov.kb.similar import suggest
 
-    return similar(english(text))  # the words it compares are English (kb/locale.py)
+    # the words it compares are English (kb/locale.py); line for line, so the harmless
+    # matches' line numbers still name the lines to leave out
+    return suggest(english(text), analysis.matches)
 
 
 def _document(
@@ -175,7 +178,8 @@ def _document(
         "harmless": sum(1 for m in found if m.harmless),
         "context": [{"name": f.name, "value": f.value, "line": f.line} for f in analysis.facts],
         "matches": [m.to_dict() for m in found],
-        # not a diagnosis: entries whose real texts resemble the input when no pattern matched
+        # not a diagnosis: entries whose real texts resemble the input's lines that no pattern
+        # matched, when no real cause matched
         "similar": [s.to_dict() for s in near or []],
     }
     if not any(not m.harmless for m in found):

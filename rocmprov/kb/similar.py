@@ -1,5 +1,10 @@
-"""The similarity tier: when no pattern of the table matches, which entries' real texts the
+"""The similarity tier: when no real cause of the table matches, which entries' real texts the
 input's informative lines resemble. Pure (apart from reading the packaged texts once).
+
+explain runs it (`suggest`) when no pattern matched, and when only harmless ones did: then
+over the lines no harmless match covers (its evidence lines, and every line one of its entry's
+one-line patterns finds, however often it repeats), since the real error may be on another
+line. Measured leave-one-out on the table's own wordings: benchmarks/similar_loo.py.
 
 Each entry's real text is the lines its own fixture and its other real wordings matched
 (rocmprov/data/kb/texts.json, generated from tests/fixtures/kb and tests/fixtures/kb-wordings by
@@ -25,24 +30,36 @@ import math
 import re
 import sys
 from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from rocmprov.kb.literals import Finder, finder, over
 from rocmprov.kb.table import Table, load_table
+
+if TYPE_CHECKING:
+    from rocmprov.kb.matcher import Match
 
 THRESHOLD = 0.5  # cosine below this is no resemblance (set on the table's own texts)
 TOP = 3
 MAX_LINES = 400  # informative lines compared, at most (the first ones)
 MAX_CHARS = 600  # characters of a line compared
 MIN_WORDS = 3  # a line with fewer distinct known words ("test-error 0.07") says too little
-_PROBLEM = re.compile(
-    r"(?i)error|fail|cannot|can't|could not|couldn't|unable|not found|no such|denied|\bfault|"
-    r"abort|exception|invalid|unsupported|not supported|\btime(?:d )?out\b|\bkilled\b|refused|"
-    r"\bmissing\b|undefined|segmentation|panic|\bwarn|traceback|not available|not compatible|"
-    r"mismatch|no (?:gpu|device|kernel|binary)|illegal|corrupt|\blost\b|\bhang|\bstuck\b"
-)
+# What makes a line look like a problem: each is one literal (lower case) with word bounds at
+# most, so a line is read with the regex only where the literals' finder (kb/literals.py, one
+# pass in C) found one of them: 20 MB of log in ~0.3 s, not ~10 s of one regex a line.
+_PROBLEMS = (
+    "error", "fail", "cannot", "can't", "could not", "couldn't", "unable", "not found", "no such",
+    "denied", r"\bfault", "abort", "exception", "invalid", "unsupported", "not supported",
+    r"\btimeout\b", r"\btimed out\b", r"\bkilled\b", "refused", r"\bmissing\b", "undefined",
+    "segmentation", "panic", r"\bwarn", "traceback", "not available", "not compatible", "mismatch",
+    "no gpu", "no device", "no kernel", "no binary", "illegal", "corrupt", r"\blost\b", r"\bhang",
+    r"\bstuck\b",
+)  # fmt: skip
+_PROBLEM = re.compile("(?i)" + "|".join(_PROBLEMS))
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 _STOP = frozenset(
@@ -91,10 +108,13 @@ def _texts() -> dict[str, list[str]]:
     return dict(json.loads(raw))
 
 
-@lru_cache(maxsize=4)
-def _index(table: Table) -> _Index:
-    texts = _texts()
-    docs = [Counter(words(" ".join([e.title, *texts.get(e.id, [])]))) for e in table.entries]
+def entry_words(table: Table, texts: Mapping[str, list[str]]) -> list[Counter[str]]:
+    """Each entry's words: its title and its real texts."""
+    return [Counter(words(" ".join([e.title, *texts.get(e.id, [])]))) for e in table.entries]
+
+
+def build_index(table: Table, docs: list[Counter[str]]) -> _Index:
+    """TF-IDF over the entries' words (`entry_words`), each entry's vector normalised."""
     df: Counter[str] = Counter(w for d in docs for w in d)
     n = len(docs)
     idf = {w: math.log((1 + n) / (1 + c)) + 1.0 for w, c in df.items()}
@@ -108,26 +128,66 @@ def _index(table: Table) -> _Index:
     return _Index(tuple(e.id for e in table.entries), idf, frozen)
 
 
-def informative(text: str) -> list[tuple[int, str]]:
-    """(line number, line) of the lines that look like a problem, the first MAX_LINES."""
+@lru_cache(maxsize=4)
+def _index(table: Table) -> _Index:
+    return build_index(table, entry_words(table, _texts()))
+
+
+@lru_cache(maxsize=1)
+def _problem_finder() -> Finder:
+    return finder([p.replace(r"\b", "") for p in _PROBLEMS])
+
+
+def informative(
+    text: str, skip: Collection[int] = (), unless: Sequence[re.Pattern[str]] = ()
+) -> list[tuple[int, str]]:
+    """(line number, line) of the lines that look like a problem in their first MAX_CHARS
+    characters, the first MAX_LINES; the line numbers in `skip` and the lines one of `unless`
+    finds are left out."""
+    low = text.lower()  # the literals are lower case; lower() keeps every \n where it was
+    same = len(low) == len(text)  # else a character's lower case has another length
+    lines = None if same else text.split("\n")
+    search = over(_problem_finder(), low)
     out: list[tuple[int, str]] = []
-    for number, line in enumerate(text.split("\n"), 1):
-        line = line[:MAX_CHARS]
-        if _PROBLEM.search(line):
+    pos = last = 0
+    number = 1
+    while len(out) < MAX_LINES and (hit := search(low, pos)) is not None:
+        start = low.rfind("\n", 0, hit.start()) + 1
+        end = low.find("\n", hit.start())
+        end = len(low) if end < 0 else end
+        number += low.count("\n", last, start)
+        last, pos = start, end + 1
+        full = text[start:end] if lines is None else lines[number - 1]
+        line = full[:MAX_CHARS]
+        # the harmless lines first: the problem regex costs more than their patterns
+        if (number not in skip and not any(r.search(full) for r in unless)
+                and _PROBLEM.search(line)):  # fmt: skip
             out.append((number, line.strip()))
-            if len(out) >= MAX_LINES:
-                break
     return out
 
 
-def similar(text: str, table: Table | None = None, top: int = TOP) -> list[Similar]:
+def similar(
+    text: str, table: Table | None = None, top: int = TOP, *, skip: Collection[int] = (),
+    unless: Sequence[re.Pattern[str]] = (), index: _Index | None = None,
+) -> list[Similar]:  # fmt: skip
     """Entries whose real texts resemble the input's informative lines, best first (at most
-    `top`, each at least THRESHOLD); [] when a harmless entry resembles it as much."""
-    lines = informative(text)
+    `top`, each at least THRESHOLD); [] when a harmless entry resembles it as much. `skip`,
+    `unless`: lines not compared (see `informative`); `index`: another index of the same table
+    (`build_index`)."""
+    return chosen(ranked(text, table, skip=skip, unless=unless, index=index), top)
+
+
+def ranked(
+    text: str, table: Table | None = None, *, skip: Collection[int] = (),
+    unless: Sequence[re.Pattern[str]] = (), index: _Index | None = None,
+) -> list[Similar]:  # fmt: skip
+    """Every entry that shares a word with an informative line, best first, harmless ones too,
+    each with its best line: `similar` before its threshold and its harmless rule."""
+    lines = informative(text, skip, unless)
     if not lines:  # nothing looks like a problem: the index is not even built
         return []
     table = table or load_table()
-    index = _index(table)
+    index = index or _index(table)
     best: dict[int, tuple[float, int, str]] = {}
     for number, line in lines:
         counts = Counter(words(line))
@@ -144,40 +204,80 @@ def similar(text: str, table: Table | None = None, top: int = TOP) -> list[Simil
         for entry, score in scores.items():
             if score > best.get(entry, (0.0, 0, ""))[0]:
                 best[entry] = (score, number, line)
-    ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    order = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    return [Similar(table.entries[i].id, table.entries[i].title, table.entries[i].harmless,
+                    score, number, line) for i, (score, number, line) in order]  # fmt: skip
+
+
+def chosen(
+    ranking: Sequence[Similar], top: int = TOP, threshold: float | None = None
+) -> list[Similar]:
+    """The real entries of `ranking` at least `threshold` (THRESHOLD) alike, at most `top`; []
+    when its best is harmless: as similar to a harmless line as to anything, no cause."""
+    threshold = THRESHOLD if threshold is None else threshold
     out: list[Similar] = []
-    for i, (score, number, line) in ranked:
-        entry = table.entries[i]
-        if score < THRESHOLD:
+    for s in ranking:
+        if s.score < threshold:
             break
-        if entry.harmless:
-            if not out:  # as similar to a harmless line as to anything: no cause to suggest
+        if s.harmless:
+            if not out:
                 return []
             continue
-        out.append(Similar(entry.id, entry.title, False, score, number, line))
+        out.append(s)
         if len(out) >= top:
             break
     return out
 
 
-def build(fixtures: Path, table: Table | None = None) -> dict[str, list[str]]:
-    """Each entry's real texts: the lines its patterns matched in its fixture and in its other
-    real wordings (the folder kb-wordings beside `fixtures`: <id>.<slug>.txt)."""
+def suggest(text: str, matches: Sequence[Match], table: Table | None = None) -> list[Similar]:
+    """explain's tier: nothing when a real cause matched; else `similar` over the informative
+    lines that no harmless match covers: its evidence lines, and every line that one of its
+    entry's one-line patterns finds (a match lists its first lines only). The harmless lines
+    are answered already; the real error may be on another line."""
+    if any(not m.harmless for m in matches):
+        return []
+    table = table or load_table()
+    skip, unless = covered(matches, table)
+    return similar(text, table, skip=skip, unless=unless)
+
+
+def covered(matches: Sequence[Match], table: Table) -> tuple[set[int], list[re.Pattern[str]]]:
+    """What `matches` cover: their evidence lines, and their entries' one-line patterns."""
+    ids = {m.id for m in matches}
+    unless = [p.compiled for e in table.entries if e.id in ids for p in e.patterns if p.lines == 1]
+    return {n for m in matches for n in m.lines}, unless
+
+
+def wordings(fixtures: Path, entry_id: str) -> list[Path]:
+    """An entry's real texts: its fixture, then its other real wordings (the folder kb-wordings
+    beside `fixtures`: <id>.<slug>.txt)."""
+    found = (fixtures.parent / "kb-wordings").glob(f"{glob.escape(entry_id)}.*.txt")
+    others = sorted(p for p in found if p.name.removesuffix(".txt").rsplit(".", 1)[0] == entry_id)
+    return [fixtures / f"{entry_id}.txt", *others]
+
+
+def matched_lines(body: str, entry_id: str, table: Table) -> list[str]:
+    """The lines of `body` that the entry's patterns matched (stripped, cut at MAX_CHARS)."""
     from rocmprov.kb.matcher import match
 
+    found = [m for m in match(body, table=table, codes=False) if m.id == entry_id]
+    return [line.strip()[:MAX_CHARS] for line in found[0].evidence] if found else []
+
+
+def body_of(path: Path) -> str:
+    """A fixture's text: what follows its header's `---` line."""
+    return path.read_text(encoding="utf-8").partition("\n---\n")[2]
+
+
+def build(fixtures: Path, table: Table | None = None) -> dict[str, list[str]]:
+    """Each entry's real texts: the lines its patterns matched in its fixture and in its other
+    real wordings (`wordings`), each once."""
     table = table or load_table()
-    wordings = fixtures.parent / "kb-wordings"
     texts: dict[str, list[str]] = {}
     for entry in table.entries:
-        paths = [fixtures / f"{entry.id}.txt"]
-        paths += sorted(p for p in wordings.glob(f"{glob.escape(entry.id)}.*.txt")
-                        if p.name.removesuffix(".txt").rsplit(".", 1)[0] == entry.id)  # fmt: skip
         lines: list[str] = []
-        for path in paths:
-            body = path.read_text(encoding="utf-8").partition("\n---\n")[2]
-            found = [m for m in match(body, table=table, codes=False) if m.id == entry.id]
-            for line in found[0].evidence if found else []:
-                line = line.strip()[:MAX_CHARS]
+        for path in wordings(fixtures, entry.id):
+            for line in matched_lines(body_of(path), entry.id, table):
                 if line not in lines:
                     lines.append(line)
         texts[entry.id] = lines
