@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from rocmprov.kb import match
-from rocmprov.kb.locale import _split, localising, translate
+from rocmprov.kb.locale import _split, localising, phrases_from, translate
 
 DOCUMENT = json.loads(
     resources.files("rocmprov.data.kb").joinpath("locales.json").read_text("utf-8")
@@ -88,3 +88,13 @@ def test_a_leading_word_argument_before_another_never_takes_the_lines_first_word
     assert translate(line).text == (
         "E: trying to overwrite '/opt/rocm/lib/x.so', which is also in package rocm-core 6.1.0Z"
     )
+
+
+def test_among_the_phrases_found_at_one_hit_the_one_with_more_literal_text_wins() -> None:
+    """Two phrases with one anchor ('(Dep '), neither extending the other (one has context
+    before it): the whole message with more literal text is taken, not the shorter one."""
+    doc = {"phrases": [
+        {"english": "SHORT %s", "before": "(", "after": "", "locales": {"xx": ["Dep %s"]}},
+        {"english": "LONG %s", "before": "", "after": "", "locales": {"xx": ["(Dep %s)"]}},
+    ]}  # fmt: skip
+    assert translate("x (Dep 1)\n", phrases_from(doc)).text == "x LONG 1\n"
