@@ -12,6 +12,8 @@ import pytest
 
 from rocmprov.kb import match
 from rocmprov.kb.locale import _split, localising, phrases_from, translate
+from rocmprov.kb.localefile import Rule, pieces
+from rocmprov.kb.matcher import analyse
 
 DOCUMENT = json.loads(
     resources.files("rocmprov.data.kb").joinpath("locales.json").read_text("utf-8")
@@ -98,3 +100,42 @@ def test_among_the_phrases_found_at_one_hit_the_one_with_more_literal_text_wins(
         {"english": "LONG %s", "before": "", "after": "", "locales": {"xx": ["(Dep %s)"]}},
     ]}  # fmt: skip
     assert translate("x (Dep 1)\n", phrases_from(doc)).text == "x LONG 1\n"
+
+
+def test_explains_similarity_tier_reads_the_analysis_english_without_translating_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """analyse puts the text in English once and carries it (Analysis.english); explain's
+    similarity tier reads that, not a second translate() of the whole text (review 27 L F4)."""
+    import rocmprov.kb.locale as locale
+    from rocmprov.commands import explain
+
+    german = "libfoo.so.1: Kann die Shared-Object-Datei nicht öffnen: Datei oder Verzeichnis "
+    german += "nicht gefunden\n"
+    analysis = analyse(german)
+    assert analysis.english == (
+        "libfoo.so.1: cannot open shared object file: No such file or directory\n"
+    )
+    assert analyse("libfoo.so.1: cannot open shared object file\n").english is None
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("translated a second time")
+
+    monkeypatch.setattr(locale, "translate", refuse)
+    near = explain._similar(german, analysis)
+    assert near and [s.id for s in near] == [
+        s.id for s in explain._similar(analysis.english, analyse(analysis.english))
+    ]
+
+
+def test_a_phrase_whose_fixed_text_is_one_word_is_left_out() -> None:
+    """Turkish 'Failed to fetch %s  %s' is '%s alinamadi %s' (dotless i's): any line with that
+    word between two others would be read as apt's message, so the generator leaves it out
+    (its rules); an unspaced CJK sentence of one token stays."""
+    rule = Rule("apt", "Failed to fetch %s  %s")
+    assert pieces(rule, "%s al\u0131namad\u0131 %s") is None
+    assert pieces(rule, "无法下载 %s  %s") == [("Failed to fetch %s  %s", "无法下载 %s  %s")]
+    line = "W: paket al\u0131namad\u0131 tekrar deneyin\n"
+    assert translate(line).text == line
+    assert "tr" not in next(p for p in DOCUMENT["phrases"]
+                            if p["english"] == "Failed to fetch %s  %s")["locales"]  # fmt: skip
