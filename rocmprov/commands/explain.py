@@ -154,12 +154,12 @@ def _similar(text: str, analysis: Analysis) -> list[Similar]:
     harmless match covers."""
     if any(not m.harmless for m in analysis.matches):
         return []
-    from rocmprov.kb.locale import english
     from rocmprov.kb.similar import suggest
 
-    # the words it compares are English (kb/locale.py); line for line, so the harmless
-    # matches' line numbers still name the lines to leave out
-    return suggest(english(text), analysis.matches)
+    # the words it compares are English (analyse put them back once, kb/locale.py); line for
+    # line, so the harmless matches' line numbers still name the lines to leave out
+    english = analysis.english if analysis.english is not None else text
+    return suggest(english, analysis.matches)
 
 
 def _document(

@@ -28,11 +28,14 @@ needed"). Facts seen anywhere in the text (gfx target, ROCm and kernel versions,
 GPU name) fill every fix and choose its conditional variant; a value that is nowhere in the text
 is replaced by how to get it. When nothing is known, explain says so, names the closest family
 and says what to collect and where to report. Every entry names the reports or documents that
-established the cause.
+established the cause. In the JSON (`--format json`), each of `matches` has its `lines` and
+`evidence` (the user's own lines) and `english` (beside each, its English reading where a
+localised apt, dpkg or loader message was put back in English, else "").
 
 When no pattern matches, explain also lists up to three entries whose real texts resemble the
 input's problem-looking lines of at least three known words, as "similar to" with a score
-(TF-IDF cosine, at least 0.5; `similar` in the JSON): a pointer to read, never a diagnosis,
+(TF-IDF cosine, at least 0.5; `similar` in the JSON, its evidence the line's English
+reading): a pointer to read, never a diagnosis,
 and it never changes the exit code. The matcher is linear in its input (a line is searched
 within 8 KiB of each hit), joins lines a terminal wrapped at 80-200 columns, accepts a log
 prefix on every line of a multi-line message (dmesg with or without -T, the journal, ISO time

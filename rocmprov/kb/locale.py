@@ -10,15 +10,18 @@ twelve locales; its docstring says which msgids and which translations are kept)
 
 The rule:
 - A phrase is one line of a message: a localised msgstr line, its format placeholders (%s, %d,
-  %1$s) matching any text on that line (MAX_ARG characters at most; one that starts the msgstr
-  matches one word), is replaced by its msgid line with the same arguments in the msgid's
-  order. No line is added or removed: a match never crosses a line end, so the line numbers of
-  matches are those of the user's text, and `translate` says which lines changed.
+  %1$s) matching any text on that line (MAX_ARG characters at most; one that starts the msgstr,
+  or follows only such ones and spaces, matches one word), is replaced by its msgid line with
+  the same arguments in the msgid's order. No line is added or removed: a match never crosses a
+  line end, so the line numbers of matches are those of the user's text, and `translate` says
+  which lines changed.
 - Whole message phrases only: a short msgstr (apt's "Depends" = "依存", a strerror text) is
   replaced only inside the literal text its program prints around it (" : Hängt ab von: ",
   ": Keine Berechtigung"); a word alone ("Fehler") never is.
 - Where two phrases could match at one place, the one with more literal text wins ("Could not
-  get lock %s. It is held by process %d" over "Could not get lock %s").
+  get lock %s. It is held by process %d" over "Could not get lock %s"), even where the longer
+  one's anchor lies later on the line: at a match, the phrases whose fixed text starts with the
+  matched one's (`Phrase.longer`) are tried first at the same start, longest first.
 - English text costs (almost) nothing: each phrase's longest literal (`Phrases.words`) joins the
   table's own anchors in kb/scan.py's one pass (kb/matcher.py), and only a text where one is
   found is translated. `translate` itself is one pass of a multi-literal finder (kb/literals.py:
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -58,6 +61,8 @@ class Phrase:
     after: int
     literal: int  # characters of literal text: the longer phrase wins at one place
     reach: int = 0  # characters a match (with its context) spans at most, either side of a hit
+    head: str = ""  # `before` and the fixed text up to a trailing placeholder (NUL for the others)
+    longer: tuple[Phrase, ...] = ()  # phrases whose fixed text starts with `head`, longest first
 
     def render(self, m: re.Match[str]) -> str:
         return "".join(p if isinstance(p, str) else m.group(self.groups[p]) for p in self.english)
@@ -97,13 +102,15 @@ def compile_phrase(english: str, local: str, before: str = "", after: str = "") 
     parts = _split(local)
     body: list[str] = []
     groups: dict[int, int] = {}
+    leading = True  # only placeholders and spaces so far
     for n, part in enumerate(parts):
         if isinstance(part, str):
             body.append(re.escape(part))
+            leading = leading and part.isspace()
         else:
             groups[part] = len(groups) + 1
-            if n == 0:  # first: one word (not everything before the message), tried at a
-                body.append(rf"(?<!\S)(\S{{1,{MAX_ARG}}}+)")  # word's start only
+            if leading:  # first ones: a word each (not everything before the message, nor the
+                body.append(rf"(?<!\S)(\S{{1,{MAX_ARG}}}+)")  # line's first word), at its start
             elif n == len(parts) - 1:
                 body.append(rf"([^\n]{{0,{MAX_ARG}}})")
             else:
@@ -115,8 +122,27 @@ def compile_phrase(english: str, local: str, before: str = "", after: str = "") 
         pattern += f"(?={re.escape(after)})"
     literal = sum(len(p) for p in parts if isinstance(p, str))
     reach = len(before) + literal + len(after) + MAX_ARG * len(groups)
+    head = _shape(before, parts + ([after] if after else []))
     return Phrase(tuple(_split(english)), re.compile(pattern), groups, len(before), len(after),
-                  literal, reach)  # fmt: skip
+                  literal, reach, head)  # fmt: skip
+
+
+def _shape(before: str, parts: list[str | int]) -> str:
+    """`before` + the pieces, each placeholder as NUL, less a trailing placeholder (it matches
+    whatever a longer phrase has there)."""
+    if parts and not isinstance(parts[-1], str):
+        parts = parts[:-1]
+    return before + "\x01" + "".join(p if isinstance(p, str) else "\x00" for p in parts)
+
+
+def _with_longer(phrases: list[Phrase]) -> dict[int, Phrase]:
+    """Each phrase (by id) with the phrases that extend it: same context before, fixed text that
+    starts with its own, more literal text. At a match these are tried first, at its start."""
+    out = {}
+    for p in phrases:
+        longer = [q for q in phrases if q.literal > p.literal and q.head.startswith(p.head)]
+        out[id(p)] = replace(p, longer=tuple(sorted(longer, key=lambda q: -q.literal)))
+    return out
 
 
 def anchor(local: str, before: str = "", after: str = "") -> str:
@@ -126,13 +152,17 @@ def anchor(local: str, before: str = "", after: str = "") -> str:
 
 
 def phrases_from(document: dict[str, Any]) -> Phrases:
-    by_anchor: dict[str, list[Phrase]] = {}
+    compiled: list[tuple[str, Phrase]] = []
     for item in document["phrases"]:
         for wordings in item["locales"].values():
             for local in wordings:
                 word = anchor(local, item["before"], item["after"])
                 phrase = compile_phrase(item["english"], local, item["before"], item["after"])
-                by_anchor.setdefault(word, []).append(phrase)
+                compiled.append((word, phrase))
+    final = _with_longer([p for _, p in compiled])
+    by_anchor: dict[str, list[Phrase]] = {}
+    for word, phrase in compiled:
+        by_anchor.setdefault(word, []).append(final[id(phrase)])
     candidates = {}
     for word in by_anchor:
         # an anchor that starts another at the same place is found as the longer one
@@ -188,7 +218,7 @@ def translate(text: str, phrases: Phrases | None = None) -> Translation:
             candidates = phrases.candidates[word]
             reach = max(p.reach for p in candidates)
             lo, hi = max(start, done, pos - reach), min(end, pos + len(word) + reach)
-            m, phrase = _match(candidates, text, lo, hi, pos, len(word))
+            m, phrase = _match(candidates, text, lo, hi, pos, len(word), end)
             if m is not None and phrase is not None:
                 line_no += text.count("\n", counted, start)
                 counted = start
@@ -209,16 +239,27 @@ def translate(text: str, phrases: Phrases | None = None) -> Translation:
 
 
 def _match(
-    candidates: tuple[Phrase, ...], text: str, lo: int, hi: int, pos: int, width: int
+    candidates: tuple[Phrase, ...], text: str, lo: int, hi: int, pos: int, width: int, end: int
 ) -> tuple[re.Match[str] | None, Phrase | None]:
-    """The first phrase (longest first) with a match in text[lo:hi] that holds the anchor hit."""
+    """The first phrase (longest first) with a match in text[lo:hi] that holds the anchor hit,
+    or the longest phrase extending it at the same start (before the line's `end`)."""
     for phrase in candidates:
         for m in phrase.regex.finditer(text, lo, hi):
             if m.start() - phrase.before > pos:
                 break
             if m.end() + phrase.after >= pos + width and m.end() > m.start():
-                return m, phrase
+                return _longest(phrase, m, text, end)
     return None, None
+
+
+def _longest(phrase: Phrase, m: re.Match[str], text: str, end: int) -> tuple[re.Match[str], Phrase]:
+    """The longest phrase that extends `phrase` (`Phrase.longer`) and matches where `m` starts,
+    else `phrase` and `m`: a shorter phrase's trailing placeholder never takes a longer one's
+    text ("Impossible d'obtenir le verrou %s" inside "... %s. Il est occupé par ...")."""
+    for longer in phrase.longer:
+        if (n := longer.regex.match(text, m.start(), end)) is not None and n.end() > m.start():
+            return n, longer
+    return m, phrase
 
 
 def english(text: str) -> str:

@@ -23,6 +23,10 @@ holds exactly the msgids of RULES):
   or "不符") is left out for that locale;
   short messages (apt's dependency type "Depends", glibc's strerror texts) are in RULES with
   the literal text that surrounds them in the program's output, and are translated only there.
+  Likewise a phrase without context whose fixed text is one word of a spaced script (Turkish
+  "%s alinamadi %s", dotless i's, for "Failed to fetch %s  %s": any line with that word
+  between two others would become apt's message) is left out for that locale, not given
+  context: apt prints that message after "E: ", "W: " or "Err:" and URLs of no one shape.
 """
 
 from __future__ import annotations
@@ -187,6 +191,13 @@ def _letters(text: str) -> int:
                for ch in PLACEHOLDER.sub("", text) if ch.isalpha())  # fmt: skip
 
 
+def _one_word(text: str) -> bool:
+    """The fixed text of `text` is one word of a spaced script (Turkish "%s alinamadi %s"); a
+    CJK or kana sentence, written without spaces, is not."""
+    words = [w for w in PLACEHOLDER.sub(" ", text).split() if any(ch.isalpha() for ch in w)]
+    return len(words) == 1 and not any(east_asian_width(ch) in "WF" for ch in words[0])
+
+
 def pieces(rule: Rule, msgstr: str) -> list[tuple[str, str]] | None:
     """(English line, localised line) pairs of one translation of `rule`, or None when the rules
     leave it out (see the module's docstring)."""
@@ -202,7 +213,9 @@ def pieces(rule: Rule, msgstr: str) -> list[tuple[str, str]] | None:
         if several and any(m.group(1) for m in PLACEHOLDER.finditer(lo)):
             return None  # a line's own placeholders only
     kept = [(en, lo) for en, lo in pairs if _letters(en) and en != lo]
-    if not rule.before and not rule.after and any(_letters(lo) < MIN_LETTERS for _, lo in kept):
+    if not rule.before and not rule.after and any(
+        _letters(lo) < MIN_LETTERS or _one_word(lo) for _, lo in kept
+    ):
         return None
     return kept or None
 

@@ -156,6 +156,8 @@ class Analysis:
     matches: list[Match]
     facts: list[Fact]
     code_like: list[str]
+    english: str | None = None  # the text with its localised messages in English (kb/locale.py,
+    # line for line), None where it has none: explain's similarity tier reads it, no 2nd pass
 
 
 def _code_result(hit: status_codes.Hit, codes: status_codes.Codes) -> Match:
@@ -330,7 +332,8 @@ def analyse(
             codes_found = [_own_words(r, translation) for r in codes_found]
         results += codes_found
     results.sort(key=lambda r: (-r.score, r.lines[0] if r.lines else 0, r.id))
-    return Analysis(matches=results, facts=facts, code_like=code_like)
+    english = translation.text if translation.lines else None
+    return Analysis(matches=results, facts=facts, code_like=code_like, english=english)
 
 
 def match(
