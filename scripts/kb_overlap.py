@@ -1,14 +1,15 @@
 """Overlap sweep of the troubleshooting table (issue 28, task D): pairs of entries to decide.
 
-Three ways a pair is found:
+Four ways a pair is found:
   co-match  every fixture and wording fixture (tests/fixtures/kb/<id>.txt,
             tests/fixtures/kb-wordings/<id>.<slug>.txt) is matched; each other non-harmless
             entry that also matches it is paired with the fixture's own entry, with both ranks;
   near      entries whose title+cause token sets have a Jaccard similarity over a threshold;
-  anchor    entries that share a pattern's literal core (the anchor the scan looks for).
+  core      entries with patterns whose literal cores (longest literal) are equal or nested;
+  runs      entries with patterns whose literals are the same set.
 
 Everything but `main` is pure: it takes texts and the table and returns rows.
-    .venv/bin/python scripts/kb_overlap.py [--near 0.6] > /tmp/pairs.md
+    .venv/bin/python scripts/kb_overlap.py [--near 0.3] > /tmp/pairs.md
 """
 
 from __future__ import annotations
@@ -31,36 +32,11 @@ COMMON = frozenset(
     (": no such file or directory", "no such file or directory", "cannot open shared object file")
 )
 STOP = frozenset(
-    [
-        "the",
-        "and",
-        "for",
-        "with",
-        "not",
-        "that",
-        "this",
-        "from",
-        "are",
-        "was",
-        "its",
-        "but",
-        "when",
-        "one",
-        "can",
-        "has",
-        "have",
-        "into",
-        "than",
-        "which",
-        "what",
-        "their",
-        "they",
-        "them",
-        "does",
-        "only",
-        "runs",
-        "run",
-    ]
+    re.findall(
+        r"\w+",
+        "the and for with not that this from are was its but when one can has have into than"
+        " which what their they them does only runs run",
+    )
 )
 
 
@@ -68,8 +44,8 @@ STOP = frozenset(
 class Pair:
     a: str  # the fixture's own entry (co-match) or the first id in table order
     b: str
-    how: str  # co-match | near | anchor
-    detail: str  # fixture name and ranks, the similarity, or the shared anchor
+    how: str  # co-match | near | core | runs
+    detail: str  # fixture name and ranks, the similarity, or the shared literals
 
 
 def fixture_text(raw: str) -> str:
@@ -111,7 +87,7 @@ def literal_core(regex: str) -> str:
     return max(regex_runs(regex), key=len, default="")
 
 
-def anchor_pairs(table: Table, shortest: int = 10, most: int = 3) -> list[Pair]:
+def core_pairs(table: Table, shortest: int = 10, most: int = 3) -> list[Pair]:
     """Non-harmless entries with patterns whose literal cores are equal or one holds the other.
     A core is left out when it is shorter than `shortest` characters or is held by more than
     `most` entries: a frame every message of a kind shares (": cannot open shared object
@@ -140,6 +116,24 @@ def anchor_pairs(table: Table, shortest: int = 10, most: int = 3) -> list[Pair]:
     return pairs
 
 
+def same_runs_pairs(table: Table) -> list[Pair]:
+    """Non-harmless entries with a pattern each whose literals (every run of 4+ characters)
+    are the same set: the same message frame, whatever its length or how many share it."""
+    owners: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    for entry in table.entries:
+        if not entry.harmless:
+            for pattern in entry.patterns:
+                runs = tuple(sorted({r.strip() for r in regex_runs(pattern.regex)} - {""}))
+                if any(len(r) >= 4 for r in runs):
+                    owners[runs].add(entry.id)
+    order = {e.id: i for i, e in enumerate(table.entries)}
+    pairs = []
+    for runs, ids in owners.items():
+        for a, b in combinations(sorted(ids, key=order.__getitem__), 2):
+            pairs.append(Pair(a, b, "runs", repr(runs[:3])))
+    return pairs
+
+
 def grouped(pairs: list[Pair]) -> dict[frozenset[str], list[Pair]]:
     """Pairs by unordered entry pair, so each pair of entries is decided once."""
     groups: dict[frozenset[str], list[Pair]] = defaultdict(list)
@@ -159,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     for path in sorted((ROOT / "tests" / "fixtures" / "kb-wordings").glob("*.txt")):
         owner = path.name.removesuffix(".txt").rsplit(".", 1)[0]
         fixtures["w:" + path.name] = (owner, fixture_text(path.read_text(encoding="utf-8")))
-    pairs = co_matches(fixtures, table) + near_pairs(table, args.near) + anchor_pairs(table)
+    pairs = co_matches(fixtures, table) + near_pairs(table, args.near) + core_pairs(table)
+    pairs += same_runs_pairs(table)
     groups = grouped(pairs)
     print(f"# {len(groups)} entry pairs ({len(pairs)} findings)")
     for key in sorted(groups, key=lambda k: sorted(k)):
