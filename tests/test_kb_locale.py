@@ -60,6 +60,7 @@ def test_the_generator_keeps_what_its_rules_keep_on_a_po_sample() -> None:
     got = {(p["english"], p["before"], p["after"]): p["locales"] for p in doc["phrases"]}
     assert got == {
         ("Depends", " : ", ": "): {"de": ["Hängt ab von"]},
+        ("Depends", "    ", ": "): {"de": ["Hängt ab von"]},  # apt's indented next lines
         ("Failed to fetch %s  %s", "", ""): {"de": ["Holen von %2$s gescheitert: %1$s"]},
         ("Unable to locate package %s", "", ""): {
             "de": ["Paket %s kann nicht gefunden werden."],

@@ -139,3 +139,31 @@ def test_a_phrase_whose_fixed_text_is_one_word_is_left_out() -> None:
     assert translate(line).text == line
     assert "tr" not in next(p for p in DOCUMENT["phrases"]
                             if p["english"] == "Failed to fetch %s  %s")["locales"]  # fmt: skip
+
+
+# --- session 28 (F5): apt's indented dependency lines -----------------------------------------
+
+# apt's unmet-dependency block as apt-private/private-output.cc (ShowBroken) lays it out: the
+# second and later "Depends" lines of a package are indented to its name's length + 4 spaces
+_BLOCK = (
+    "Die folgenden Pakete haben unerfüllte Abhängigkeiten:\n"
+    " rocm-dev : {dep}: hip-base ist aber nicht installierbar\n"
+    "            {dep}: hipcc ist aber nicht installierbar\n"
+    "            {dep}: rocm-cmake ist aber nicht installierbar\n"
+)
+
+
+@pytest.mark.parametrize("locale,word", [("de", "Hängt ab von"), ("fr", "Dépend"),
+                                         ("ja", "依存"), ("ru", "Зависит")])  # fmt: skip
+def test_the_indented_dependency_lines_are_put_back_in_english_too(locale: str, word: str) -> None:
+    result = translate(_BLOCK.format(dep=word))
+    lines = result.text.splitlines()
+    assert lines[1].startswith(" rocm-dev : Depends: hip-base")
+    assert lines[2] == "            Depends: hipcc" + lines[2].partition("hipcc")[2]
+    assert lines[3].startswith("            Depends: rocm-cmake")
+    assert sorted(result.lines) == [1, 2, 3, 4]  # the header is German in each
+
+
+def test_the_dependency_word_alone_or_without_its_colon_is_left_as_it_is() -> None:
+    for text in ("    Hängt ab von dem Wetter", "Hängt ab von: x", "    依存する"):
+        assert translate(text).text == text
