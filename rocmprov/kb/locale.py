@@ -79,11 +79,34 @@ class Phrases:
 @dataclass(frozen=True)
 class Translation:
     """`text` with English messages; `lines`: 1-based number -> the user's own line, for every
-    line that changed (the same number of lines either way); `original`: the user's text."""
+    line that changed (the same number of lines either way); `original`: the user's text;
+    `edits`: each changed line's replacements, (start, end) in the user's line and the English
+    put there, in order (what `english_line` and `own_offset` read)."""
 
     text: str
     lines: dict[int, str]
     original: str = ""
+    edits: dict[int, tuple[tuple[int, int, str], ...]] = field(default_factory=dict)
+
+    def english_line(self, number: int) -> str:
+        """Line `number` (a changed one) as it reads in English."""
+        own, out, at = self.lines[number], [], 0
+        for start, end, english in self.edits[number]:
+            out += [own[at:start], english]
+            at = end
+        return "".join(out) + own[at:]
+
+    def own_offset(self, number: int, at: int) -> int:
+        """Where the character at `at` of line `number`'s English reading is in the user's line
+        (inside a replaced message: that message's start)."""
+        shift = 0  # English characters less the user's, so far
+        for start, end, english in self.edits[number]:
+            if at < start + shift:
+                break
+            if at < start + shift + len(english):
+                return start
+            shift += len(english) - (end - start)
+        return at - shift
 
 
 def _split(fmt: str) -> list[str | int]:
@@ -205,6 +228,7 @@ def translate(text: str, phrases: Phrases | None = None) -> Translation:
     search = over(phrases.find, text)
     out: list[str] = []
     lines: dict[int, str] = {}
+    edits: dict[int, list[tuple[int, int, str]]] = {}
     done = 0  # text before this is in `out` (or replaced)
     line_no, counted = 1, 0
     start, end = 0, -1  # the current line's bounds, found once per line
@@ -223,14 +247,16 @@ def translate(text: str, phrases: Phrases | None = None) -> Translation:
                 line_no += text.count("\n", counted, start)
                 counted = start
                 lines.setdefault(line_no, text[start:end])
+                english = phrase.render(m)
+                edits.setdefault(line_no, []).append((m.start() - start, m.end() - start, english))
                 out.append(text[done : m.start()])
-                out.append(phrase.render(m))
+                out.append(english)
                 done = m.end()
         hit = search(text, pos + 1)
     if not lines:
         return Translation(text, {}, text)
     out.append(text[done:])
-    return Translation("".join(out), lines, text)
+    return Translation("".join(out), lines, text, {n: tuple(e) for n, e in edits.items()})
 
 
 @dataclass
