@@ -365,8 +365,8 @@ def test_the_hip_copy_patterns_are_found_by_their_message_not_a_common_phrase(
     entry_id: str,
 ) -> None:
     """Their anchors were "with code " and "from " (suffixes of the given anchor): every healthy
-    line with those words cost a regex run (a 4 MB log of "exited with code 0" lines: 2.3x the
-    time). Each anchor holds the message's own words; benchmarks/kb_line_bench.py."""
+    line with those words cost a regex run (a 4 MB log of "exited with code 0" lines: about twice
+    the time). Each anchor holds the message's own words; benchmarks/kb_line_bench.py."""
     entry = next(e for e in TABLE.entries if e.id == entry_id)
     for pattern in entry.patterns:
         assert len(pattern.anchor) >= 10, pattern.anchor
