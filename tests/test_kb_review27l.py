@@ -199,3 +199,18 @@ def test_the_user_offset_of_an_english_reading_skips_each_message_put_back() -> 
         at = result.own_offset(1, english.index(mark))
         assert own[at : at + 2] == mark
     assert result.own_offset(1, english.index("package yy")) == own.index("Paket yy")
+
+
+def test_the_window_is_the_users_text_of_the_span_the_english_one_shows() -> None:
+    """The message lies within the English line's first MAX_LINE characters (so that is its
+    evidence) but past them in the user's longer German: the user's text of that same span."""
+    unit = "libx.so: Kann die Shared-Object-Datei nicht öffnen: Datei oder Verzeichnis nicht " \
+           "gefunden; "  # fmt: skip
+    line = unit * 50 + _LOADER + " " + "z" * 2000
+    assert line.index(_LOADER) > 4000
+    hit = next(m for m in analyse("first\n" + line + "\n").matches
+               if m.id == "hip.libamdhip64-missing")  # fmt: skip
+    assert len(hit.english[0]) == 4003 and hit.english[0].startswith("libx.so: cannot open")
+    (evidence,) = hit.evidence
+    assert evidence.startswith(unit) and _LOADER in evidence and evidence.endswith("z...")
+    assert line.startswith(evidence[:-3])

@@ -96,16 +96,16 @@ class Translation:
             at = end
         return "".join(out) + own[at:]
 
-    def own_offset(self, number: int, at: int) -> int:
+    def own_offset(self, number: int, at: int, end: bool = False) -> int:
         """Where the character at `at` of line `number`'s English reading is in the user's line
-        (inside a replaced message: that message's start)."""
+        (inside a replaced message: that message's start, or with `end` its end)."""
         shift = 0  # English characters less the user's, so far
-        for start, end, english in self.edits[number]:
-            if at < start + shift:
+        for start, stop, english in self.edits[number]:
+            if at < start + shift or (end and at == start + shift):
                 break
             if at < start + shift + len(english):
-                return start
-            shift += len(english) - (end - start)
+                return stop if end else start
+            shift += len(english) - (stop - start)
         return at - shift
 
 

@@ -273,14 +273,18 @@ def _own_words(result: Match, translation: Translation) -> Match:
 
 
 def _own_line(translation: Translation, number: int, shown: str) -> str:
-    """The user's line `number` as evidence: of an enormous one, the same window as `shown`
-    (kb/scan.py's cut of its English reading, around the match) starts at in the English."""
+    """The user's line `number` as evidence: of an enormous one, the user's text of the span
+    that `shown` (kb/scan.py's cut of its English reading, around the match) shows."""
     own = translation.lines[number]
     if len(own) <= MAX_LINE:
         return clip(own)
-    at = translation.english_line(number).find(shown[:MAX_LINE])
-    start = translation.own_offset(number, at) if at > 0 else 0
-    return clip(own[start : start + MAX_LINE + 1])
+    body = shown[:MAX_LINE]
+    at = translation.english_line(number).find(body)
+    if at < 0:
+        return clip(own)
+    start = translation.own_offset(number, at)
+    stop = translation.own_offset(number, at + len(body), end=True)
+    return own[start:stop] + ("..." if stop < len(own) else "")
 
 
 def analyse(
