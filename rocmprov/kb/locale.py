@@ -233,16 +233,18 @@ def translate(text: str, phrases: Phrases | None = None) -> Translation:
     line_no, counted = 1, 0
     start, end = 0, -1  # the current line's bounds, found once per line
     cursors: dict[int, _Cursor] = {}  # per phrase (by id), on the current line
+    quiet: dict[str, int] = {}  # per anchor, on the current line: its hits before make none
     hit = search(text, 0)
     while hit is not None:
         pos, word = hit.start(), hit.group()
         if pos > end:  # a new line: look back only as far as the previous line's end
             start = text.rfind("\n", max(end, 0), pos) + 1
             nxt = text.find("\n", pos)
-            end, cursors = (len(text) if nxt < 0 else nxt), {}
-        if pos >= done:
-            m, phrase = _match(phrases.candidates[word], text, max(start, done), pos, len(word),
-                               end, cursors)  # fmt: skip
+            end, cursors, quiet = (len(text) if nxt < 0 else nxt), {}, {}
+        if pos >= done and pos >= quiet.get(word, 0):
+            m, phrase, calm = _match(phrases.candidates[word], text, max(start, done), pos,
+                                     len(word), end, cursors)  # fmt: skip
+            quiet[word] = calm
             if m is not None and phrase is not None:
                 line_no += text.count("\n", counted, start)
                 counted = start
@@ -284,10 +286,13 @@ def _next(phrase: Phrase, text: str, x: int, pos: int, end: int) -> _Cursor:
 def _match(
     candidates: tuple[Phrase, ...], text: str, lo: int, pos: int, width: int, end: int,
     cursors: dict[int, _Cursor],
-) -> tuple[re.Match[str] | None, Phrase | None]:  # fmt: skip
+) -> tuple[re.Match[str] | None, Phrase | None, int]:  # fmt: skip
     """The first phrase (longest first) with a match holding the anchor hit at `pos`, starting
     at or after `lo`, or the longest phrase extending it at the same start (before the line's
-    `end`). `cursors` keeps each phrase's search of the line: a start is searched once."""
+    `end`). `cursors` keeps each phrase's search of the line: a start is searched once. On a
+    miss, also where the next hit could first make one (no phrase's next match starts sooner:
+    the hits before it are misses too, even after a replacement moves `lo`)."""
+    calm = end
     for phrase in candidates:
         near = max(lo, pos - phrase.reach)  # a match starting before this ends before the hit
         cur = cursors.get(id(phrase)) or _Cursor(near)
@@ -295,17 +300,19 @@ def _match(
             if cur.m is None or cur.m.start() < near:
                 at = near if cur.m is not None else max(cur.at, near)
                 if at - phrase.before > pos or at >= end:
+                    calm = min(calm, at - phrase.before)
                     break  # no match starts near enough
                 cur = cursors[id(phrase)] = _next(phrase, text, at, pos, end)
                 continue
             m = cur.m
             if m.start() - phrase.before > pos:
+                calm = min(calm, m.start() - phrase.before)
                 break  # the leftmost match left starts after the hit
             if m.end() + phrase.after >= pos + width and m.end() > m.start():
-                return _longest(phrase, m, text, end)
+                return (*_longest(phrase, m, text, end), 0)
             # it ends before the hit: the next one starts after its start
             cur = cursors[id(phrase)] = _next(phrase, text, max(m.start() + 1, near), pos, end)
-    return None, None
+    return None, None, calm
 
 
 def _longest(phrase: Phrase, m: re.Match[str], text: str, end: int) -> tuple[re.Match[str], Phrase]:
