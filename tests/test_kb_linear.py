@@ -379,3 +379,38 @@ def test_the_context_of_a_match_on_an_enormous_line_is_read_within_a_span_of_it(
     s = 2 * MIB
     assert window.context_ok(text, _Target(), s, s + 10, {})  # type: ignore[arg-type]
     assert tally[0] <= 2 * window.SPAN + 10 + 2 * window.AROUND, tally[0]
+
+
+# units of a localised message's literal that make no message (kb/locale.py): near misses
+# (the literal alone; its words too far apart; a message on every unit; context missing)
+NEAR_MISSES = [" kann nicht gefunden werden.", f"Paket {'x' * 260} kann nicht gefunden werden.",
+               " : Hängt ab von: ", "x Hängt ab von: "]
+
+
+@pytest.mark.parametrize("unit", NEAR_MISSES)
+def test_phrase_regex_work_on_a_line_of_near_misses_is_a_few_times_its_length(unit: str) -> None:
+    """A 4 MiB line of a phrase's literal that makes no message (or only now and then): each
+    phrase's search of the line goes on from where the last one stopped, so the characters
+    handed to the phrases' regexes stay a small multiple of the line, with no cap on the hits
+    tried (a message at the line's end is still put back)."""
+    from dataclasses import replace
+
+    from rocmprov.kb import locale
+
+    class Reading(_Counting):  # a search reads up to its match's end (or its window's)
+        def search(self, text: str, lo: int = 0, hi: int | None = None) -> Any:
+            m = self.regex.search(text, lo, len(text) if hi is None else hi)
+            self.tally[0] += (m.end() if m else len(text) if hi is None else hi) - lo
+            return m
+
+    tally = [0]
+    phrases = locale.load_phrases()
+    wrapped_phrases = replace(phrases, candidates={
+        word: tuple(replace(p, regex=Reading(p.regex, tally)) for p in ps)  # type: ignore[arg-type]
+        for word, ps in phrases.candidates.items()
+    })  # fmt: skip
+    size = 4 * MIB
+    text = _line(unit, size) + " E: Paket rocm kann nicht gefunden werden."
+    result = locale.translate(text, wrapped_phrases)
+    assert "Unable to locate package" in result.text[-400:]  # the last "Paket" starts it
+    assert tally[0] <= 2 * size, tally[0]

@@ -1,6 +1,7 @@
 """Review 27 L (kb/locale.py): the longer message wins even where its anchor lies later on the
 line (F1), also when the tests render English into a locale (F2), and a leading one-word
-argument never takes the line's first word (F7)."""
+argument never takes the line's first word (F7). Session 28: apt's indented dependency lines
+(F5) and a long localised line's evidence window (F3); F6 is in test_kb_locale/test_kb_linear."""
 
 from __future__ import annotations
 
@@ -139,3 +140,77 @@ def test_a_phrase_whose_fixed_text_is_one_word_is_left_out() -> None:
     assert translate(line).text == line
     assert "tr" not in next(p for p in DOCUMENT["phrases"]
                             if p["english"] == "Failed to fetch %s  %s")["locales"]  # fmt: skip
+
+
+# --- session 28 (F5): apt's indented dependency lines -----------------------------------------
+
+# apt's unmet-dependency block as apt-private/private-output.cc (ShowBroken) lays it out: the
+# second and later "Depends" lines of a package are indented to its name's length + 4 spaces
+_BLOCK = (
+    "Die folgenden Pakete haben unerfüllte Abhängigkeiten:\n"
+    " rocm-dev : {dep}: hip-base ist aber nicht installierbar\n"
+    "            {dep}: hipcc ist aber nicht installierbar\n"
+    "            {dep}: rocm-cmake ist aber nicht installierbar\n"
+)
+
+
+@pytest.mark.parametrize("locale,word", [("de", "Hängt ab von"), ("fr", "Dépend"),
+                                         ("ja", "依存"), ("ru", "Зависит")])  # fmt: skip
+def test_the_indented_dependency_lines_are_put_back_in_english_too(locale: str, word: str) -> None:
+    result = translate(_BLOCK.format(dep=word))
+    lines = result.text.splitlines()
+    assert lines[1].startswith(" rocm-dev : Depends: hip-base")
+    assert lines[2] == "            Depends: hipcc" + lines[2].partition("hipcc")[2]
+    assert lines[3].startswith("            Depends: rocm-cmake")
+    assert sorted(result.lines) == [1, 2, 3, 4]  # the header is German in each
+
+
+def test_the_dependency_word_alone_or_without_its_colon_is_left_as_it_is() -> None:
+    for text in ("    Hängt ab von dem Wetter", "Hängt ab von: x", "    依存する"):
+        assert translate(text).text == text
+
+
+# --- session 28 (F3): a long localised line's evidence is the window around its message ------
+
+_LOADER = "libamdhip64.so.6: Kann die Shared-Object-Datei nicht öffnen: Datei oder Verzeichnis " \
+          "nicht gefunden"  # fmt: skip
+
+
+@pytest.mark.parametrize("before", ["y" * 5000, "E: Paket rocm kann nicht gefunden werden. " * 150
+                                    + "y" * 5000])  # fmt: skip
+def test_a_long_localised_lines_evidence_is_the_window_around_its_message(before: str) -> None:
+    """As an English line's (kb/scan.py: from _LEAD characters before the match), not its
+    first MAX_LINE characters; messages put back earlier on the line shift nothing."""
+    line = before + " " + _LOADER + " tail"
+    found = analyse("first\n" + line + "\n").matches
+    hit = next(m for m in found if m.id == "hip.libamdhip64-missing")
+    at = line.index(_LOADER) - 100
+    assert hit.lines == (2,) and hit.evidence == (line[at : at + 4000],)
+    assert hit.english[0].startswith("y" * 99 + " libamdhip64.so.6: cannot open shared object")
+
+
+def test_the_user_offset_of_an_english_reading_skips_each_message_put_back() -> None:
+    result = translate("#1 E: Paket x kann nicht gefunden werden. #2 E: Paket yy kann nicht "
+                       "gefunden werden. #3")  # fmt: skip
+    english = result.english_line(1)
+    assert english == result.text
+    own = result.lines[1]
+    for mark in ("#1", "#2", "#3"):
+        at = result.own_offset(1, english.index(mark))
+        assert own[at : at + 2] == mark
+    assert result.own_offset(1, english.index("package yy")) == own.index("Paket yy")
+
+
+def test_the_window_is_the_users_text_of_the_span_the_english_one_shows() -> None:
+    """The message lies within the English line's first MAX_LINE characters (so that is its
+    evidence) but past them in the user's longer German: the user's text of that same span."""
+    unit = "libx.so: Kann die Shared-Object-Datei nicht öffnen: Datei oder Verzeichnis nicht " \
+           "gefunden; "  # fmt: skip
+    line = unit * 50 + _LOADER + " " + "z" * 2000
+    assert line.index(_LOADER) > 4000
+    hit = next(m for m in analyse("first\n" + line + "\n").matches
+               if m.id == "hip.libamdhip64-missing")  # fmt: skip
+    assert len(hit.english[0]) == 4003 and hit.english[0].startswith("libx.so: cannot open")
+    (evidence,) = hit.evidence
+    assert evidence.startswith(unit) and _LOADER in evidence and evidence.endswith("z...")
+    assert line.startswith(evidence[:-3])

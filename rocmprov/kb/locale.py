@@ -26,9 +26,10 @@ The rule:
   table's own anchors in kb/scan.py's one pass (kb/matcher.py), and only a text where one is
   found is translated. `translate` itself is one pass of a multi-literal finder (kb/literals.py:
   Hyperscan where it loads); only at a hit are the phrase's regexes tried, in a window of the
-  hit's line no wider than the longest match they could make (`Phrase.reach`), and MISSES hits
-  in a row on a line that make no phrase end the look at that line. Linear in the text. A text
-  without any hit is returned as it is (the same object).
+  hit's line (`Phrase.reach` before it, CHUNK after); each phrase's search of a line goes on
+  from where its last one stopped (`_Cursor`), so every start of a line is searched about once
+  per phrase however many hits make no message, and a message after them is still found.
+  Linear in the text. A text without any hit is returned as it is (the same object).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ PLACEHOLDER = re.compile(
     r"%(?:(\d+)\$)?[-+ #0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXcspm]"
 )
 MAX_ARG = 256  # characters one placeholder matches, at most
-MISSES = 32  # anchor hits in a row on one line that make no phrase: the rest of it is skipped
+CHUNK = 4096  # characters a phrase's regex searches past an anchor hit (kb/scan.py's _CHUNK)
 
 
 @dataclass(frozen=True)
@@ -78,11 +79,34 @@ class Phrases:
 @dataclass(frozen=True)
 class Translation:
     """`text` with English messages; `lines`: 1-based number -> the user's own line, for every
-    line that changed (the same number of lines either way); `original`: the user's text."""
+    line that changed (the same number of lines either way); `original`: the user's text;
+    `edits`: each changed line's replacements, (start, end) in the user's line and the English
+    put there, in order (what `english_line` and `own_offset` read)."""
 
     text: str
     lines: dict[int, str]
     original: str = ""
+    edits: dict[int, tuple[tuple[int, int, str], ...]] = field(default_factory=dict)
+
+    def english_line(self, number: int) -> str:
+        """Line `number` (a changed one) as it reads in English."""
+        own, out, at = self.lines[number], [], 0
+        for start, end, english in self.edits[number]:
+            out += [own[at:start], english]
+            at = end
+        return "".join(out) + own[at:]
+
+    def own_offset(self, number: int, at: int, end: bool = False) -> int:
+        """Where the character at `at` of line `number`'s English reading is in the user's line
+        (inside a replaced message: that message's start, or with `end` its end)."""
+        shift = 0  # English characters less the user's, so far
+        for start, stop, english in self.edits[number]:
+            if at < start + shift or (end and at == start + shift):
+                break
+            if at < start + shift + len(english):
+                return stop if end else start
+            shift += len(english) - (stop - start)
+        return at - shift
 
 
 def _split(fmt: str) -> list[str | int]:
@@ -204,52 +228,91 @@ def translate(text: str, phrases: Phrases | None = None) -> Translation:
     search = over(phrases.find, text)
     out: list[str] = []
     lines: dict[int, str] = {}
+    edits: dict[int, list[tuple[int, int, str]]] = {}
     done = 0  # text before this is in `out` (or replaced)
     line_no, counted = 1, 0
-    start, end, misses = 0, -1, 0  # the current line's bounds, found once per line
+    start, end = 0, -1  # the current line's bounds, found once per line
+    cursors: dict[int, _Cursor] = {}  # per phrase (by id), on the current line
+    quiet: dict[str, int] = {}  # per anchor, on the current line: its hits before make none
     hit = search(text, 0)
     while hit is not None:
         pos, word = hit.start(), hit.group()
         if pos > end:  # a new line: look back only as far as the previous line's end
             start = text.rfind("\n", max(end, 0), pos) + 1
             nxt = text.find("\n", pos)
-            end, misses = (len(text) if nxt < 0 else nxt), 0
-        if pos >= done:
-            candidates = phrases.candidates[word]
-            reach = max(p.reach for p in candidates)
-            lo, hi = max(start, done, pos - reach), min(end, pos + len(word) + reach)
-            m, phrase = _match(candidates, text, lo, hi, pos, len(word), end)
+            end, cursors, quiet = (len(text) if nxt < 0 else nxt), {}, {}
+        if pos >= done and pos >= quiet.get(word, 0):
+            m, phrase, calm = _match(phrases.candidates[word], text, max(start, done), pos,
+                                     len(word), end, cursors)  # fmt: skip
+            quiet[word] = calm
             if m is not None and phrase is not None:
                 line_no += text.count("\n", counted, start)
                 counted = start
                 lines.setdefault(line_no, text[start:end])
+                english = phrase.render(m)
+                edits.setdefault(line_no, []).append((m.start() - start, m.end() - start, english))
                 out.append(text[done : m.start()])
-                out.append(phrase.render(m))
-                done, misses = m.end(), 0
-            else:
-                misses += 1
-                if misses >= MISSES:  # literals that never make a message: the line is done
-                    hit = search(text, end)
-                    continue
+                out.append(english)
+                done = m.end()
         hit = search(text, pos + 1)
     if not lines:
         return Translation(text, {}, text)
     out.append(text[done:])
-    return Translation("".join(out), lines, text)
+    return Translation("".join(out), lines, text, {n: tuple(e) for n, e in edits.items()})
+
+
+@dataclass
+class _Cursor:
+    """How far one phrase's regex was searched on the current line: `m`, the leftmost match
+    that starts at or after the last search's start (at `at`), or None: no match starts before
+    `at` (searched with room for a whole match). A start is searched about once per phrase."""
+
+    at: int
+    m: re.Match[str] | None = None
+
+
+def _next(phrase: Phrase, text: str, x: int, pos: int, end: int) -> _Cursor:
+    """The leftmost match of `phrase` starting at or after `x`, searched up to CHUNK past the
+    hit at `pos`: starts closer than `phrase.reach` to where the search stopped are left for
+    the next search (a match there could run past it)."""
+    hi = min(end, max(x, pos) + CHUNK + 2 * phrase.reach)
+    m = phrase.regex.search(text, x, hi)
+    safe = end if hi == end else hi - phrase.reach
+    if m is None or (m.start() >= safe and hi < end):
+        return _Cursor(max(x, safe), None)
+    return _Cursor(m.start(), m)
 
 
 def _match(
-    candidates: tuple[Phrase, ...], text: str, lo: int, hi: int, pos: int, width: int, end: int
-) -> tuple[re.Match[str] | None, Phrase | None]:
-    """The first phrase (longest first) with a match in text[lo:hi] that holds the anchor hit,
-    or the longest phrase extending it at the same start (before the line's `end`)."""
+    candidates: tuple[Phrase, ...], text: str, lo: int, pos: int, width: int, end: int,
+    cursors: dict[int, _Cursor],
+) -> tuple[re.Match[str] | None, Phrase | None, int]:  # fmt: skip
+    """The first phrase (longest first) with a match holding the anchor hit at `pos`, starting
+    at or after `lo`, or the longest phrase extending it at the same start (before the line's
+    `end`). `cursors` keeps each phrase's search of the line: a start is searched once. On a
+    miss, also where the next hit could first make one (no phrase's next match starts sooner:
+    the hits before it are misses too, even after a replacement moves `lo`)."""
+    calm = end
     for phrase in candidates:
-        for m in phrase.regex.finditer(text, lo, hi):
+        near = max(lo, pos - phrase.reach)  # a match starting before this ends before the hit
+        cur = cursors.get(id(phrase)) or _Cursor(near)
+        while True:
+            if cur.m is None or cur.m.start() < near:
+                at = near if cur.m is not None else max(cur.at, near)
+                if at - phrase.before > pos or at >= end:
+                    calm = min(calm, at - phrase.before)
+                    break  # no match starts near enough
+                cur = cursors[id(phrase)] = _next(phrase, text, at, pos, end)
+                continue
+            m = cur.m
             if m.start() - phrase.before > pos:
-                break
+                calm = min(calm, m.start() - phrase.before)
+                break  # the leftmost match left starts after the hit
             if m.end() + phrase.after >= pos + width and m.end() > m.start():
-                return _longest(phrase, m, text, end)
-    return None, None
+                return (*_longest(phrase, m, text, end), 0)
+            # it ends before the hit: the next one starts after its start
+            cur = cursors[id(phrase)] = _next(phrase, text, max(m.start() + 1, near), pos, end)
+    return None, None, calm
 
 
 def _longest(phrase: Phrase, m: re.Match[str], text: str, end: int) -> tuple[re.Match[str], Phrase]:

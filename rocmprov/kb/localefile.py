@@ -80,9 +80,14 @@ class Rule:
 
 
 _ERRNO = ": "  # perror/strerror output: "name: message"
+# apt's second and later dependency lines of a package are indented under its name (the name's
+# length + 4 spaces, then "Depends: "): apt-private/private-output.cc, ShowBroken,
+# https://github.com/Debian/apt/blob/c37792be25062eaa1c1631d10ddecca7c56ac450/apt-private/private-output.cc#L384-L396
+_INDENT = "    "
 RULES = (
     # apt: the dependency lines ("rocm-dev : Depends: x but it is not installable") and errors
     Rule("apt", "Depends", before=" : ", after=": "),
+    Rule("apt", "Depends", before=_INDENT, after=": "),
     Rule("apt", "but it is not installable"),
     Rule("apt", "but it is not going to be installed"),
     Rule("apt", "but %s is to be installed"),

@@ -32,7 +32,15 @@ from rocmprov.kb.contexts import NVIDIA_MACHINE
 from rocmprov.kb.lineends import normalise
 from rocmprov.kb.locale import Translation, load_phrases, translate
 from rocmprov.kb.reflow import loosen
-from rocmprov.kb.scan import MAX_COUNT, MAX_EVIDENCE, Found, clip, compile_table, scan
+from rocmprov.kb.scan import (
+    MAX_COUNT,
+    MAX_EVIDENCE,
+    MAX_LINE,
+    Found,
+    clip,
+    compile_table,
+    scan,
+)
 from rocmprov.kb.table import PLACEHOLDER_RE, Entry, Table, load_table
 
 KIND_WEIGHT = {"root-cause": 400, "symptom": 200, "noise": 0}
@@ -259,9 +267,24 @@ def _own_words(result: Match, translation: Translation) -> Match:
         return result
     english = tuple(ev if n in own else "" for n, ev in zip(result.lines, result.evidence,
                                                            strict=True))  # fmt: skip
-    evidence = tuple(clip(own[n]) if n in own else ev
+    evidence = tuple(_own_line(translation, n, ev) if n in own else ev
                      for n, ev in zip(result.lines, result.evidence, strict=True))  # fmt: skip
     return replace(result, evidence=evidence, english=english)
+
+
+def _own_line(translation: Translation, number: int, shown: str) -> str:
+    """The user's line `number` as evidence: of an enormous one, the user's text of the span
+    that `shown` (kb/scan.py's cut of its English reading, around the match) shows."""
+    own = translation.lines[number]
+    if len(own) <= MAX_LINE:
+        return clip(own)
+    body = shown[:MAX_LINE]
+    at = translation.english_line(number).find(body)
+    if at < 0:
+        return clip(own)
+    start = translation.own_offset(number, at)
+    stop = translation.own_offset(number, at + len(body), end=True)
+    return own[start:stop] + ("..." if stop < len(own) else "")
 
 
 def analyse(

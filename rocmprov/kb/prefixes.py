@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from rocmprov.kb.redact import PLACEHOLDER
+from rocmprov.kb.regexatoms import class_end, group_close
 
 LOG_PREFIX = (
     r"(?:\[[ \t]*\d+\.\d+\] ?"  # dmesg: [   12.345678]
@@ -85,27 +86,10 @@ def _atom_end(regex: str, i: int) -> int | None:
     if ch == "|":
         return None
     if ch == "[":
-        j = i + 1 + (regex[i + 1 : i + 2] == "^")
-        j += regex[j : j + 1] == "]"
-        while j < len(regex) and regex[j] != "]":
-            j += 2 if regex[j] == "\\" else 1
-        return j + 1
+        return class_end(regex, i)
     if ch == "(":
-        depth, j = 0, i
-        while j < len(regex):
-            c = regex[j]
-            if c == "\\":
-                j += 2
-                continue
-            if c == "[":
-                end = _atom_end(regex, j)
-                j = end if end is not None else j + 1
-                continue
-            depth += (c == "(") - (c == ")")
-            j += 1
-            if depth == 0:
-                return j
-        return j
+        close = group_close(regex, i + 1)
+        return len(regex) if close < 0 else close + 1
     return i + 1
 
 

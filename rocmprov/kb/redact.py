@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import re
 
+from rocmprov.kb.regexatoms import class_end, group_close, structure
+
 _WORDS = (
     r"(?i:redacted|removed|hidden|masked|snip(?:ped)?|private|key(?:[ _-]?id)?|uuid|serial"
     r"|host(?:name)?|user(?:name)?|ip|address|addr|number|num|value|pid|email|token|hash)"
@@ -69,40 +71,6 @@ def _run(body: str) -> bool:
     return bool(_VALUE.fullmatch(body)) and bool(repeated) and not _RANGED.search(body)
 
 
-def _class_end(regex: str, i: int) -> int:
-    """The index after the character class that starts at regex[i] == '['."""
-    i += 1
-    if regex[i : i + 1] == "^":
-        i += 1
-    if regex[i : i + 1] == "]":
-        i += 1
-    while i < len(regex) and regex[i] != "]":
-        i += 2 if regex[i] == "\\" else 1
-    return i + 1
-
-
-def _body_end(regex: str, start: int) -> int:
-    """The index of the `)` that closes the group whose body starts at `start` (escapes and
-    character classes skipped), or -1."""
-    depth, i = 1, start
-    while i < len(regex):
-        ch = regex[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "[":
-            i = _class_end(regex, i)
-            continue
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if not depth:
-                return i
-        i += 1
-    return -1
-
-
 def _escaped(regex: str, i: int) -> bool:
     """regex[i] is escaped by an odd run of backslashes."""
     run = 0
@@ -115,22 +83,14 @@ def _enclosing(regex: str, i: int) -> tuple[int, int]:
     """(start, end) of the innermost group around index `i` (its `(` and the index after its
     `)`), or (-1, -1) at the top level."""
     stack: list[int] = []
-    j = 0
-    while j < len(regex):
+    for j in structure(regex):
         ch = regex[j]
-        if ch == "\\":
-            j += 2
-            continue
-        if ch == "[":
-            j = _class_end(regex, j)
-            continue
         if ch == "(":
             stack.append(j)
         elif ch == ")":
             opened = stack.pop() if stack else -1
             if opened < i <= j:
                 return opened, j + 1
-        j += 1
     return -1, -1
 
 
@@ -197,12 +157,12 @@ def redactable(regex: str) -> str:
     while i < len(regex):
         ch = regex[i]
         if ch == "(" and regex.startswith(_LOOKAROUND, i):  # as written: lookbehinds keep widths
-            end = _body_end(regex, i + 1)
+            end = group_close(regex, i + 1)
             i = _verbatim(out, regex, i, len(regex) if end < 0 else end + 1)
             continue
         named = _NAMED.match(regex, i) if ch == "(" else None
         if named:
-            end = _body_end(regex, named.end())
+            end = group_close(regex, named.end())
             if end < 0:
                 i = _verbatim(out, regex, i, len(regex))
                 continue
@@ -231,7 +191,7 @@ def redactable(regex: str) -> str:
             out.append(regex[i : i + 2])
             i += 2
         elif ch == "[":
-            i = _verbatim(out, regex, i, _class_end(regex, i))
+            i = _verbatim(out, regex, i, class_end(regex, i))
         else:
             out.append(ch)
             i += 1

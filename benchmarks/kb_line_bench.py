@@ -1,0 +1,78 @@
+"""CPU time of `rocmprov explain`'s matcher on healthy logs that hold a common phrase, and of
+the translation step on a line of near misses (not a timed test).
+
+    python benchmarks/kb_line_bench.py [--mb 4] [--runs 3] [--case NAME ...]
+
+Cases (each --mb MB):
+- exited-with-code: "worker 12 exited with code 0" lines; before session 28 the anchor of the
+  HIP "DMA buffer failed with code N" line was "with code " and hit every one of them.
+- from: pip's "Requirement already satisfied: x in /usr/lib (from y)" lines; the anchor of
+  "H(SA|sa) copy from ..." was "from ".
+- near-miss-de: one line of apt's German literal " kann nicht gefunden werden." without its
+  "Paket", then the message itself: kb/locale.translate (session 28 searches each phrase's
+  line on from where it stopped, with no cap on the hits; session 27 gave up after 32).
+Prints the median CPU seconds of --runs runs per case. To compare with a revision, run the
+same script with PYTHONPATH set to an export of it (`git archive REV | tar -x -C DIR`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+MB = 1_000_000
+
+
+def _lines(line: str, mb: float) -> str:
+    return line * max(1, int(mb * MB) // len(line))
+
+
+def _exited(mb: float) -> Callable[[], object]:
+    from rocmprov.kb.matcher import analyse
+
+    text = _lines("[2026-12-07 03:00:00] worker 12 exited with code 0\n", mb)
+    return lambda: analyse(text)
+
+
+def _from(mb: float) -> Callable[[], object]:
+    from rocmprov.kb.matcher import analyse
+
+    text = _lines("Requirement already satisfied: numpy in /usr/lib/python3/dist-packages "
+                  "(from torch==2.4.0)\n", mb)  # fmt: skip
+    return lambda: analyse(text)
+
+
+def _near_miss(mb: float) -> Callable[[], object]:
+    from rocmprov.kb.locale import translate
+
+    unit = " kann nicht gefunden werden."
+    text = (unit * (int(mb * MB) // len(unit))) + " E: Paket rocm kann nicht gefunden werden."
+    return lambda: translate(text)
+
+
+CASES = {"exited-with-code": _exited, "from": _from, "near-miss-de": _near_miss}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, default=4.0)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--case", action="append", choices=sorted(CASES))
+    args = parser.parse_args()
+    for name in args.case or list(CASES):
+        run = CASES[name](args.mb)
+        run()  # warm: the table and the phrases are loaded once
+        times = []
+        for _ in range(args.runs):
+            t0 = time.process_time()
+            run()
+            times.append(time.process_time() - t0)
+        print(f"{name:18} {args.mb:g} MB  median {statistics.median(times):.3f} s CPU  "
+              f"(runs: {', '.join(f'{t:.3f}' for t in times)})")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
