@@ -91,8 +91,11 @@ def test_ollamas_debug_line_on_an_nvidia_windows_host_is_not_an_amd_driver_probl
         ' compute" id=GPU-0 library=cuda variant=v12 compute=8.6 name="NVIDIA GeForce RTX 3060"\n'
     )
     assert _first(nvidia) is None
-    alone = _first(line)
-    assert alone is not None and alone.id == "hip.windows-hip6-dll-missing"
+    # review 28E F3: Ollama probes AMD on Intel and CPU-only hosts too, so the line alone is
+    # no cause either; only with an AMD GPU named near it
+    assert _first(line) is None
+    amd = _first("GPU: AMD Radeon RX 6600\n" + line)  # constructed
+    assert amd is not None and amd.id == "hip.windows-hip6-dll-missing"
 
 
 def test_invalid_device_id_is_a_symptom_with_the_common_causes_first() -> None:
