@@ -21,6 +21,7 @@ other is reported with its meaning, below every table entry.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -287,6 +288,23 @@ def _own_line(translation: Translation, number: int, shown: str) -> str:
     return own[start:stop] + ("..." if stop < len(own) else "")
 
 
+def _codes_in_spans(
+    text: str, spans: list[tuple[int, int]], code_lines: dict[int, tuple[int, str]],
+    index: status_codes.Codes,
+) -> set[str]:  # fmt: skip
+    """Names of the status codes inside the matched spans `spans` of `text` (only spans that
+    reach a line the scan found a code's literal on, `code_lines`: line start -> line)."""
+    starts = sorted(code_lines)
+    inside: set[str] = set()
+    for lo, hi in spans:
+        k = max(0, bisect_right(starts, lo) - 1)
+        near = starts[k : bisect_left(starts, hi)]
+        if not any(s <= hi and s + len(code_lines[s][1]) >= lo for s in near):
+            continue
+        inside.update(h.code.name for h in status_codes.find(text[lo:hi], index)[0])
+    return inside
+
+
 def analyse(
     text: str, *, context: dict[str, Any] | None = None, table: Table | None = None,
     codes: bool = True,
@@ -335,12 +353,19 @@ def analyse(
         # it names itself, not every code on that original line
         # (one that a more specific harmless entry superseded is gone from `found`)
         put_back = {i for i in loosened if table.entries[i].harmless and i in found}
-        explained = {n for i, acc in found.items() if i not in put_back for n in acc.lines}
+        # a harmless match found in place explains only the codes inside its matched span (a
+        # code printed after it on the same line, e.g. a flattened "... Error {e}", stays)
+        spans = {i for i, acc in found.items() if table.entries[i].harmless
+                 and i not in put_back and i not in native}  # fmt: skip
+        explained = {n for i, acc in found.items() if i not in put_back | spans for n in acc.lines}
         named = "\n".join(ev for i in put_back for ev in found[i].evidence)
+        inside = _codes_in_spans(text, [s for i in spans for s in found[i].seen_spans],
+                                 code_lines, index)  # fmt: skip
         hits, code_like = status_codes.find_lines(list(code_lines.values()), index)
         cuda_own = _cuda_own(hits, text)
         hits = [h for i, h in enumerate(hits) if h.line not in explained
-                and h.code.name not in named and i not in cuda_own]  # fmt: skip
+                and h.code.name not in named and h.code.name not in inside
+                and i not in cuda_own]  # fmt: skip
         hits = _owned_by_entries(table, index, hits, found)
     facts = extract(text, _needed(table, found)) if found else []
     values = {f.name: f.value for f in facts}
