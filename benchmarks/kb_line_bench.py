@@ -11,6 +11,10 @@ Cases (each --mb MB):
 - near-miss-de: one line of apt's German literal " kann nicht gefunden werden." without its
   "Paket", then the message itself: kb/locale.translate (session 28 searches each phrase's
   line on from where it stopped, with no cap on the hits; session 27 gave up after 32).
+- near-miss-ko: one line of dpkg's Korean "... 이 파일은 " + 250 spaces, the anchor of "이 파일은
+  %s %s 패키지에도 들어있습니다" without the rest: two lazy placeholders a space apart tried
+  MAX_ARG ** 2 ways per unit until review 28M F1 made a placeholder before literal text
+  possessive.
 Prints the median CPU seconds of --runs runs per case. To compare with a revision, run the
 same script with PYTHONPATH set to an export of it (`git archive REV | tar -x -C DIR`).
 """
@@ -52,7 +56,16 @@ def _near_miss(mb: float) -> Callable[[], object]:
     return lambda: translate(text)
 
 
-CASES = {"exited-with-code": _exited, "from": _from, "near-miss-de": _near_miss}
+def _near_miss_ko(mb: float) -> Callable[[], object]:
+    from rocmprov.kb.locale import translate
+
+    unit = "'x'의 덮어쓰기를 시도합니다. 이 파일은 " + " " * 250
+    text = unit * (int(mb * MB) // len(unit))
+    return lambda: translate(text)
+
+
+CASES = {"exited-with-code": _exited, "from": _from, "near-miss-de": _near_miss,
+         "near-miss-ko": _near_miss_ko}  # fmt: skip
 
 
 def main() -> int:

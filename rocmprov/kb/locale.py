@@ -11,7 +11,9 @@ twelve locales; its docstring says which msgids and which translations are kept)
 The rule:
 - A phrase is one line of a message: a localised msgstr line, its format placeholders (%s, %d,
   %1$s) matching any text on that line (MAX_ARG characters at most; one that starts the msgstr,
-  or follows only such ones and spaces, matches one word), is replaced by its msgid line with
+  or follows only such ones and spaces, matches one word; one followed by literal text, the text
+  up to that literal's first place, tried once: no MAX_ARG ** 2 backtracking between two
+  placeholders a space apart, "%s %s"), is replaced by its msgid line with
   the same arguments in the msgid's order. No line is added or removed: a match never crosses a
   line end, so the line numbers of matches are those of the user's text, and `translate` says
   which lines changed.
@@ -137,6 +139,9 @@ def compile_phrase(english: str, local: str, before: str = "", after: str = "") 
                 body.append(rf"(?<!\S)(\S{{1,{MAX_ARG}}}+)")  # line's first word), at its start
             elif n == len(parts) - 1:
                 body.append(rf"([^\n]{{0,{MAX_ARG}}})")
+            elif isinstance(parts[n + 1], str):  # up to the next literal's first place, no
+                stop = re.escape(parts[n + 1])  # further: tried once per start (possessive)
+                body.append(rf"((?:(?!{stop})[^\n]){{0,{MAX_ARG}}}+)")
             else:
                 body.append(rf"([^\n]{{0,{MAX_ARG}}}?)")
     pattern = "".join(body)
