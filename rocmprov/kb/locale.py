@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
@@ -83,32 +84,55 @@ class Translation:
     """`text` with English messages; `lines`: 1-based number -> the user's own line, for every
     line that changed (the same number of lines either way); `original`: the user's text;
     `edits`: each changed line's replacements, (start, end) in the user's line and the English
-    put there, in order (what `english_line` and `own_offset` read)."""
+    put there, in order (what `english_line` and `own_offset` read). Each changed line's English
+    reading and its edits' English starts are worked out once (at the first call that needs
+    them): `own_offset` is then a bisect, however many results ask about one long line."""
 
     text: str
     lines: dict[int, str]
     original: str = ""
     edits: dict[int, tuple[tuple[int, int, str], ...]] = field(default_factory=dict)
+    _read: dict[int, _Line] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def _line(self, number: int) -> _Line:
+        read = self._read.get(number)
+        if read is None:
+            read = self._read[number] = _Line.of(self.lines[number], self.edits[number])
+        return read
 
     def english_line(self, number: int) -> str:
         """Line `number` (a changed one) as it reads in English."""
-        own, out, at = self.lines[number], [], 0
-        for start, end, english in self.edits[number]:
-            out += [own[at:start], english]
-            at = end
-        return "".join(out) + own[at:]
+        return self._line(number).english
 
     def own_offset(self, number: int, at: int, end: bool = False) -> int:
         """Where the character at `at` of line `number`'s English reading is in the user's line
         (inside a replaced message: that message's start, or with `end` its end)."""
-        shift = 0  # English characters less the user's, so far
-        for start, stop, english in self.edits[number]:
-            if at < start + shift or (end and at == start + shift):
-                break
-            if at < start + shift + len(english):
-                return stop if end else start
-            shift += len(english) - (stop - start)
-        return at - shift
+        read, edits = self._line(number), self.edits[number]
+        k = (bisect_left if end else bisect_right)(read.starts, at)  # edits starting before
+        if k and at < read.starts[k - 1] + len(edits[k - 1][2]):
+            return edits[k - 1][1] if end else edits[k - 1][0]
+        return at - read.shifts[k]
+
+
+@dataclass(frozen=True)
+class _Line:
+    """One changed line read once: its English text; `starts[k]`: where edit k's English starts
+    in it; `shifts[k]`: English characters less the user's before edit k (one more at the end)."""
+
+    english: str
+    starts: tuple[int, ...]
+    shifts: tuple[int, ...]
+
+    @staticmethod
+    def of(own: str, edits: tuple[tuple[int, int, str], ...]) -> _Line:
+        out, at, shift, starts, shifts = [], 0, 0, [], [0]
+        for start, end, english in edits:
+            out += [own[at:start], english]
+            starts.append(start + shift)
+            shift += len(english) - (end - start)
+            shifts.append(shift)
+            at = end
+        return _Line("".join(out) + own[at:], tuple(starts), tuple(shifts))
 
 
 def _split(fmt: str) -> list[str | int]:
