@@ -485,3 +485,21 @@ def test_own_offset_is_the_walk_over_the_edits(own: str, cuts: list[int], data: 
         assert done.own_offset(1, at) == walk(at, False)
         assert done.own_offset(1, at, end=True) == walk(at, True)
 
+
+def test_localised_evidence_is_cut_at_max_line_unless_that_cuts_the_message() -> None:
+    """Review 28M F3: German strerror texts are up to 2.4x their English: the user's span of a
+    4,000-character English window is cut at MAX_LINE characters from its start, or at the
+    matched message's end where that lies further."""
+    from rocmprov.kb.scan import MAX_LINE
+
+    msg = "python3: error while loading shared libraries: libamdhip64.so.6: Kann die " \
+          "Shared-Object-Datei nicht öffnen: Datei oder Verzeichnis nicht gefunden"  # fmt: skip
+    unit = "cp: a: Auf dem Gerät ist kein Speicherplatz mehr verfügbar "
+    first = analyse(msg + " " + unit * 400).matches[0]  # the message first: cut at MAX_LINE
+    assert first.id == "hip.libamdhip64-missing" and first.evidence[0].startswith(msg)
+    assert len(first.evidence[0]) == MAX_LINE + 3, len(first.evidence[0])
+    late = analyse(unit * 100 + msg + " " + unit * 400).matches  # ends past MAX_LINE: kept
+    (hip,) = [m for m in late if m.id == "hip.libamdhip64-missing"]
+    shown = hip.evidence[0]
+    assert shown.startswith(unit) and len(shown) > MAX_LINE + 3  # the window starts the line
+    assert shown.endswith(": Kann die Shared-Object-Datei nicht öffnen...")  # the match's end

@@ -281,18 +281,21 @@ def _own_words(result: Match, translation: Translation) -> Match:
 def _own_line(translation: Translation, number: int, shown: str, at: tuple[int, int]) -> str:
     """The user's line `number` as evidence: of an enormous one, the user's text of the span
     that `shown` (kb/scan.py's cut of its English reading, around the match) shows, starting
-    where `at` says (searched for only where kb/scan.py could not say)."""
+    where `at` says (searched for only where kb/scan.py could not say), cut at MAX_LINE
+    characters unless that cuts the matched message (a localised message can be longer)."""
     own = translation.lines[number]
     if len(own) <= MAX_LINE:
         return clip(own)
     body = shown[:MAX_LINE]
-    begin = at[0]
+    begin, matched = at
     if begin < 0:
         begin = translation.english_line(number).find(body)
         if begin < 0:
             return clip(own)
     start = translation.own_offset(number, begin)
     stop = translation.own_offset(number, begin + len(body), end=True)
+    message = translation.own_offset(number, matched, end=True) if matched >= 0 else 0
+    stop = min(stop, max(start + MAX_LINE, message))
     return own[start:stop] + ("..." if stop < len(own) else "")
 
 
