@@ -277,7 +277,8 @@ def translate(text: str, phrases: Phrases | None = None) -> Translation:
             if m is not None and phrase is not None:
                 line_no += text.count("\n", counted, start)
                 counted = start
-                lines.setdefault(line_no, text[start:end])
+                if line_no not in lines:  # copied once: not once per message on a long line
+                    lines[line_no] = text[start:end]
                 english = phrase.render(m)
                 edits.setdefault(line_no, []).append((m.start() - start, m.end() - start, english))
                 out.append(text[done : m.start()])
