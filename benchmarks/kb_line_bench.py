@@ -11,6 +11,14 @@ Cases (each --mb MB):
 - near-miss-de: one line of apt's German literal " kann nicht gefunden werden." without its
   "Paket", then the message itself: kb/locale.translate (session 28 searches each phrase's
   line on from where it stopped, with no cap on the hits; session 27 gave up after 32).
+- near-miss-ko: one line of dpkg's Korean "... 이 파일은 " + 250 spaces, the anchor of "이 파일은
+  %s %s 패키지에도 들어있습니다" without the rest: two lazy placeholders a space apart tried
+  MAX_ARG ** 2 ways per unit until review 28M F1 made a placeholder before literal text
+  possessive.
+- localised-line: one line of N German loader messages (N edits of kb/locale's Translation),
+  then every table fixture's text (about 800 results on the line; N = 20,000 per 2.1 MB):
+  `analyse()`. Each result's evidence is the user's own text of its window: review 28M F2 had
+  every result rebuild the English line, search it and walk the edits (18.6 s for 2.1 MB).
 Prints the median CPU seconds of --runs runs per case. To compare with a revision, run the
 same script with PYTHONPATH set to an export of it (`git archive REV | tar -x -C DIR`).
 """
@@ -52,7 +60,30 @@ def _near_miss(mb: float) -> Callable[[], object]:
     return lambda: translate(text)
 
 
-CASES = {"exited-with-code": _exited, "from": _from, "near-miss-de": _near_miss}
+def _near_miss_ko(mb: float) -> Callable[[], object]:
+    from rocmprov.kb.locale import translate
+
+    unit = "'x'의 덮어쓰기를 시도합니다. 이 파일은 " + " " * 250
+    text = unit * (int(mb * MB) // len(unit))
+    return lambda: translate(text)
+
+
+def _localised_line(mb: float) -> Callable[[], object]:
+    from pathlib import Path
+
+    from rocmprov.kb.matcher import analyse
+
+    fixtures = sorted((Path(__file__).resolve().parents[1] / "tests/fixtures/kb").glob("*.txt"))
+    body = " ".join(p.read_text(encoding="utf-8").partition("\n---\n")[2].replace("\n", " ")
+                    for p in fixtures)  # fmt: skip
+    loader = "libx.so: Kann die Shared-Object-Datei nicht öffnen: Datei oder Verzeichnis nicht " \
+             "gefunden "  # fmt: skip
+    text = loader * max(1, (int(mb * MB) - len(body)) // len(loader)) + body
+    return lambda: analyse(text)
+
+
+CASES = {"exited-with-code": _exited, "from": _from, "near-miss-de": _near_miss,
+         "near-miss-ko": _near_miss_ko, "localised-line": _localised_line}  # fmt: skip
 
 
 def main() -> int:

@@ -384,7 +384,9 @@ def test_the_context_of_a_match_on_an_enormous_line_is_read_within_a_span_of_it(
 # units of a localised message's literal that make no message (kb/locale.py): near misses
 # (the literal alone; its words too far apart; a message on every unit; context missing)
 NEAR_MISSES = [" kann nicht gefunden werden.", f"Paket {'x' * 260} kann nicht gefunden werden.",
-               " : Hängt ab von: ", "x Hängt ab von: "]
+               " : Hängt ab von: ", "x Hängt ab von: ",
+               # dpkg's Korean "%s %s" (review 28M F1): two placeholders a space apart
+               "'x'의 덮어쓰기를 시도합니다. 이 파일은 " + " " * 250]
 
 
 @pytest.mark.parametrize("unit", NEAR_MISSES)
@@ -414,3 +416,21 @@ def test_phrase_regex_work_on_a_line_of_near_misses_is_a_few_times_its_length(un
     result = locale.translate(text, wrapped_phrases)
     assert "Unable to locate package" in result.text[-400:]  # the last "Paket" starts it
     assert tally[0] <= 2 * size, tally[0]
+
+
+def test_a_placeholder_before_literal_text_is_tried_once_per_start() -> None:
+    """Review 28M F1: a lazy placeholder before more text ("이 파일은 %s %s 패키지에도", "von %s
+    %s") let the regex try each of its MAX_ARG lengths against each of the next one's at every
+    near miss (MAX_ARG ** 2 steps a unit: 13 s on a 4 MB line). Python's re counts no steps, so
+    the shape is checked: every placeholder followed by literal text is possessive (it stops at
+    that text's first place), so a start costs MAX_ARG steps at most per placeholder."""
+    from rocmprov.kb import locale
+
+    lazy = re.compile(rf"\{{0,{locale.MAX_ARG}\}}\?\)(?!\()")  # a lazy one, then not a group
+    phrases = {id(p): p for ps in locale.load_phrases().candidates.values() for p in ps}
+    assert len(phrases) > 400
+    assert [p.regex.pattern for p in phrases.values() if lazy.search(p.regex.pattern)] == []
+    two = locale.compile_phrase("Failed to fetch %s  %s", "Fehlschlag beim Holen von %s %s")
+    assert two.regex.pattern.count("}+)") == 1  # the first; the last takes the rest of the line
+    m = two.regex.search("E: Fehlschlag beim Holen von http://a/b.deb 404  Not Found")
+    assert m is not None and two.render(m) == "Failed to fetch http://a/b.deb  404  Not Found"

@@ -9,6 +9,7 @@ import json
 import re
 from importlib import resources
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -405,3 +406,122 @@ def test_the_similarity_tier_reads_the_english_too(tmp_path: Path) -> None:
     assert german["matches"] == [] and german["lines"] == 1
     assert [s["id"] for s in german["similar"]] == [s["id"] for s in english_doc["similar"]]
     assert german["similar"]
+
+
+# --- an enormous localised line (review 28M) -------------------------------------------------
+
+LOADER_DE = "libx.so: Kann die Shared-Object-Datei nicht öffnen: Datei oder Verzeichnis nicht " \
+            "gefunden "  # fmt: skip
+
+
+class _Walked(tuple):  # type: ignore[type-arg]
+    """A line's edits that count the walks over them."""
+
+    walks: ClassVar[list[int]] = [0]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        self.walks[0] += 1
+        return super().__iter__()
+
+
+def test_hundreds_of_results_on_one_localised_line_walk_its_edits_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Review 28M F2: every table fixture on one line after 2,000 German loader messages (2,000
+    edits): each result's evidence is the user's own text of its English window, found from
+    where kb/scan.py says the window starts; the line's English reading and its edits' places
+    are worked out once, not once or three times per result (800 results x 2,000 edits)."""
+    import dataclasses
+
+    import rocmprov.kb.matcher as matcher
+
+    def counted(text: str, phrases: object = None) -> object:
+        done = translate(text, phrases)  # type: ignore[arg-type]
+        edits = {n: _Walked(e) for n, e in done.edits.items()}
+        return dataclasses.replace(done, edits=edits)
+
+    monkeypatch.setattr(matcher, "translate", counted)
+    fixtures = sorted((ROOT / "tests" / "fixtures" / "kb").glob("*.txt"))
+    body = " ".join(p.read_text(encoding="utf-8").partition("\n---\n")[2].replace("\n", " ")
+                    for p in fixtures)  # fmt: skip
+    _Walked.walks[0] = 0
+    found = analyse(LOADER_DE * 2000 + body).matches
+    own = [m for m in found if m.english]
+    assert len(own) >= 600, len(own)
+    assert _Walked.walks[0] <= 2, _Walked.walks[0]  # translate's own reading, then one more
+    for m in own[:50]:  # the user's text of the English window: the same words outside edits
+        assert m.evidence[0].rstrip(".")[-40:] in m.english[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text("ab ", min_size=1, max_size=40), st.lists(st.integers(0, 40), max_size=8),
+       st.data())  # fmt: skip
+def test_own_offset_is_the_walk_over_the_edits(own: str, cuts: list[int], data: st.DataObject
+                                               ) -> None:  # fmt: skip
+    """The bisect over the line's edits gives what walking them gives."""
+    from rocmprov.kb.locale import Translation
+
+    places = sorted({min(c, len(own)) for c in cuts})
+    edits = tuple((s, e, "E" * data.draw(st.integers(1, 6)))
+                  for s, e in zip(places[::2], places[1::2], strict=False) if e > s)  # fmt: skip
+    if not edits:
+        return
+    done = Translation("", {1: own}, "", {1: edits})
+
+    def walk(at: int, end: bool) -> int:
+        shift = 0
+        for start, stop, put in edits:
+            if at < start + shift or (end and at == start + shift):
+                break
+            if at < start + shift + len(put):
+                return stop if end else start
+            shift += len(put) - (stop - start)
+        return at - shift
+
+    line = done.english_line(1)
+    pairs = zip(((0, 0, ""), *edits), edits, strict=False)
+    assert line == "".join(own[e[1] : n[0]] + n[2] for e, n in pairs) + own[edits[-1][1] :]
+    for at in range(len(line) + 1):
+        assert done.own_offset(1, at) == walk(at, False)
+        assert done.own_offset(1, at, end=True) == walk(at, True)
+
+
+def test_localised_evidence_is_cut_at_max_line_unless_that_cuts_the_message() -> None:
+    """Review 28M F3: German strerror texts are up to 2.4x their English: the user's span of a
+    4,000-character English window is cut at MAX_LINE characters from its start, or at the
+    matched message's end where that lies further."""
+    from rocmprov.kb.scan import MAX_LINE
+
+    msg = "python3: error while loading shared libraries: libamdhip64.so.6: Kann die " \
+          "Shared-Object-Datei nicht öffnen: Datei oder Verzeichnis nicht gefunden"  # fmt: skip
+    unit = "cp: a: Auf dem Gerät ist kein Speicherplatz mehr verfügbar "
+    first = analyse(msg + " " + unit * 400).matches[0]  # the message first: cut at MAX_LINE
+    assert first.id == "hip.libamdhip64-missing" and first.evidence[0].startswith(msg)
+    assert len(first.evidence[0]) == MAX_LINE + 3, len(first.evidence[0])
+    late = analyse(unit * 100 + msg + " " + unit * 400).matches  # ends past MAX_LINE: kept
+    (hip,) = [m for m in late if m.id == "hip.libamdhip64-missing"]
+    shown = hip.evidence[0]
+    assert shown.startswith(unit) and len(shown) > MAX_LINE + 3  # the window starts the line
+    assert shown.endswith(": Kann die Shared-Object-Datei nicht öffnen...")  # the match's end
+
+
+class _Sliced(str):
+    """A text that counts the long slices taken of it."""
+
+    long: ClassVar[list[int]] = [0]
+
+    def __getitem__(self, key):  # type: ignore[no-untyped-def]
+        got = super().__getitem__(key)
+        if isinstance(key, slice) and len(got) > 100_000:
+            self.long[0] += 1
+        return got
+
+
+def test_a_long_line_with_many_messages_is_copied_once() -> None:
+    """Review 28M side note: explain took 29 s on a 2.1 MB line ending in a newline while
+    analyse took about 1 s on it without one: translate copied the whole line for each of its
+    20,000 messages (`setdefault(n, text[start:end])`; a slice of the whole text is no copy)."""
+    _Sliced.long[0] = 0
+    done = translate(_Sliced(LOADER_DE * 2000 + "\n"))
+    assert len(done.edits[1]) == 4000  # two messages a copy (the loader's, strerror)
+    assert _Sliced.long[0] <= 2, _Sliced.long[0]  # the line for `lines`, the rest after the last

@@ -203,7 +203,8 @@ def test_the_user_offset_of_an_english_reading_skips_each_message_put_back() -> 
 
 def test_the_window_is_the_users_text_of_the_span_the_english_one_shows() -> None:
     """The message lies within the English line's first MAX_LINE characters (so that is its
-    evidence) but past them in the user's longer German: the user's text of that same span."""
+    evidence) but past them in the user's longer German: the user's text of that same span, cut
+    at the matched message's end (review 28M F3: not past MAX_LINE unless the match is)."""
     unit = "libx.so: Kann die Shared-Object-Datei nicht öffnen: Datei oder Verzeichnis nicht " \
            "gefunden; "  # fmt: skip
     line = unit * 50 + _LOADER + " " + "z" * 2000
@@ -212,5 +213,6 @@ def test_the_window_is_the_users_text_of_the_span_the_english_one_shows() -> Non
                if m.id == "hip.libamdhip64-missing")  # fmt: skip
     assert len(hit.english[0]) == 4003 and hit.english[0].startswith("libx.so: cannot open")
     (evidence,) = hit.evidence
-    assert evidence.startswith(unit) and _LOADER in evidence and evidence.endswith("z...")
-    assert line.startswith(evidence[:-3])
+    matched = _LOADER.partition(": Datei")[0]  # the pattern's match ends there
+    assert evidence.startswith(unit) and evidence.endswith(matched + "...")
+    assert line.startswith(evidence[:-3]) and len(evidence) > 4003

@@ -11,7 +11,9 @@ twelve locales; its docstring says which msgids and which translations are kept)
 The rule:
 - A phrase is one line of a message: a localised msgstr line, its format placeholders (%s, %d,
   %1$s) matching any text on that line (MAX_ARG characters at most; one that starts the msgstr,
-  or follows only such ones and spaces, matches one word), is replaced by its msgid line with
+  or follows only such ones and spaces, matches one word; one followed by literal text, the text
+  up to that literal's first place, tried once: no MAX_ARG ** 2 backtracking between two
+  placeholders a space apart, "%s %s"), is replaced by its msgid line with
   the same arguments in the msgid's order. No line is added or removed: a match never crosses a
   line end, so the line numbers of matches are those of the user's text, and `translate` says
   which lines changed.
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
@@ -81,32 +84,55 @@ class Translation:
     """`text` with English messages; `lines`: 1-based number -> the user's own line, for every
     line that changed (the same number of lines either way); `original`: the user's text;
     `edits`: each changed line's replacements, (start, end) in the user's line and the English
-    put there, in order (what `english_line` and `own_offset` read)."""
+    put there, in order (what `english_line` and `own_offset` read). Each changed line's English
+    reading and its edits' English starts are worked out once (at the first call that needs
+    them): `own_offset` is then a bisect, however many results ask about one long line."""
 
     text: str
     lines: dict[int, str]
     original: str = ""
     edits: dict[int, tuple[tuple[int, int, str], ...]] = field(default_factory=dict)
+    _read: dict[int, _Line] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def _line(self, number: int) -> _Line:
+        read = self._read.get(number)
+        if read is None:
+            read = self._read[number] = _Line.of(self.lines[number], self.edits[number])
+        return read
 
     def english_line(self, number: int) -> str:
         """Line `number` (a changed one) as it reads in English."""
-        own, out, at = self.lines[number], [], 0
-        for start, end, english in self.edits[number]:
-            out += [own[at:start], english]
-            at = end
-        return "".join(out) + own[at:]
+        return self._line(number).english
 
     def own_offset(self, number: int, at: int, end: bool = False) -> int:
         """Where the character at `at` of line `number`'s English reading is in the user's line
         (inside a replaced message: that message's start, or with `end` its end)."""
-        shift = 0  # English characters less the user's, so far
-        for start, stop, english in self.edits[number]:
-            if at < start + shift or (end and at == start + shift):
-                break
-            if at < start + shift + len(english):
-                return stop if end else start
-            shift += len(english) - (stop - start)
-        return at - shift
+        read, edits = self._line(number), self.edits[number]
+        k = (bisect_left if end else bisect_right)(read.starts, at)  # edits starting before
+        if k and at < read.starts[k - 1] + len(edits[k - 1][2]):
+            return edits[k - 1][1] if end else edits[k - 1][0]
+        return at - read.shifts[k]
+
+
+@dataclass(frozen=True)
+class _Line:
+    """One changed line read once: its English text; `starts[k]`: where edit k's English starts
+    in it; `shifts[k]`: English characters less the user's before edit k (one more at the end)."""
+
+    english: str
+    starts: tuple[int, ...]
+    shifts: tuple[int, ...]
+
+    @staticmethod
+    def of(own: str, edits: tuple[tuple[int, int, str], ...]) -> _Line:
+        out, at, shift, starts, shifts = [], 0, 0, [], [0]
+        for start, end, english in edits:
+            out += [own[at:start], english]
+            starts.append(start + shift)
+            shift += len(english) - (end - start)
+            shifts.append(shift)
+            at = end
+        return _Line("".join(out) + own[at:], tuple(starts), tuple(shifts))
 
 
 def _split(fmt: str) -> list[str | int]:
@@ -137,6 +163,9 @@ def compile_phrase(english: str, local: str, before: str = "", after: str = "") 
                 body.append(rf"(?<!\S)(\S{{1,{MAX_ARG}}}+)")  # line's first word), at its start
             elif n == len(parts) - 1:
                 body.append(rf"([^\n]{{0,{MAX_ARG}}})")
+            elif isinstance(parts[n + 1], str):  # up to the next literal's first place, no
+                stop = re.escape(parts[n + 1])  # further: tried once per start (possessive)
+                body.append(rf"((?:(?!{stop})[^\n]){{0,{MAX_ARG}}}+)")
             else:
                 body.append(rf"([^\n]{{0,{MAX_ARG}}}?)")
     pattern = "".join(body)
@@ -248,7 +277,8 @@ def translate(text: str, phrases: Phrases | None = None) -> Translation:
             if m is not None and phrase is not None:
                 line_no += text.count("\n", counted, start)
                 counted = start
-                lines.setdefault(line_no, text[start:end])
+                if line_no not in lines:  # copied once: not once per message on a long line
+                    lines[line_no] = text[start:end]
                 english = phrase.render(m)
                 edits.setdefault(line_no, []).append((m.start() - start, m.end() - start, english))
                 out.append(text[done : m.start()])

@@ -73,6 +73,9 @@ class Match:
     # beside each evidence line: its English reading where the line was localised (kb/locale.py;
     # the evidence itself is the user's own line), else ""; empty when no line was
     english: tuple[str, ...] = ()
+    # beside each evidence line: where it starts on its line and where the match ends there
+    # (kb/scan.py's Found.at; -1 not known, () none known): not part of the answer
+    at: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -125,6 +128,7 @@ def _result(entry: Entry, acc: Found, context: Mapping[str, str]) -> Match:
         count=acc.count,
         condition=chosen.when if chosen else "",
         notes=tuple(c.when for c in entry.conditions),
+        at=tuple(acc.at[i] for i in order) if len(acc.at) == len(acc.lines) else (),
     )
 
 
@@ -255,6 +259,7 @@ def _add_loosened(text: str, compiled: Any, found: dict[int, Found]) -> set[int]
                     first = dict(zip((starts[n - 1] for n in acc.lines), acc.evidence, strict=True))
                     acc.first_line = starts[acc.first_line - 1]
                     acc.lines, acc.evidence = list(first), list(first.values())
+                    acc.at = []  # places in the text put back, not in this one
                 found[i] = acc
                 added.add(i)
     return added
@@ -268,23 +273,30 @@ def _own_words(result: Match, translation: Translation) -> Match:
         return result
     english = tuple(ev if n in own else "" for n, ev in zip(result.lines, result.evidence,
                                                            strict=True))  # fmt: skip
-    evidence = tuple(_own_line(translation, n, ev) if n in own else ev
-                     for n, ev in zip(result.lines, result.evidence, strict=True))  # fmt: skip
+    places = result.at or ((-1, -1),) * len(result.lines)
+    rows = zip(result.lines, result.evidence, places, strict=True)
+    evidence = tuple(_own_line(translation, n, ev, at) if n in own else ev for n, ev, at in rows)
     return replace(result, evidence=evidence, english=english)
 
 
-def _own_line(translation: Translation, number: int, shown: str) -> str:
+def _own_line(translation: Translation, number: int, shown: str, at: tuple[int, int]) -> str:
     """The user's line `number` as evidence: of an enormous one, the user's text of the span
-    that `shown` (kb/scan.py's cut of its English reading, around the match) shows."""
+    that `shown` (kb/scan.py's cut of its English reading, around the match) shows, starting
+    where `at` says (searched for only where kb/scan.py could not say), cut at MAX_LINE
+    characters unless that cuts the matched message (a localised message can be longer)."""
     own = translation.lines[number]
     if len(own) <= MAX_LINE:
         return clip(own)
     body = shown[:MAX_LINE]
-    at = translation.english_line(number).find(body)
-    if at < 0:
-        return clip(own)
-    start = translation.own_offset(number, at)
-    stop = translation.own_offset(number, at + len(body), end=True)
+    begin, matched = at
+    if begin < 0:
+        begin = translation.english_line(number).find(body)
+        if begin < 0:
+            return clip(own)
+    start = translation.own_offset(number, begin)
+    stop = translation.own_offset(number, begin + len(body), end=True)
+    message = translation.own_offset(number, matched, end=True) if matched >= 0 else 0
+    stop = min(stop, max(start + MAX_LINE, message))
     return own[start:stop] + ("..." if stop < len(own) else "")
 
 

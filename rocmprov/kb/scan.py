@@ -214,6 +214,9 @@ class Found:
     captures: dict[str, str] = field(default_factory=dict)
     count: int = 0
     seen_spans: set[tuple[int, int]] = field(default_factory=set)
+    # beside each evidence line: where on its line it starts and where the match ends there
+    # (-1: not known), so a localised line's own words are found without a search (matcher.py)
+    at: list[tuple[int, int]] = field(default_factory=list)
 
 
 def clip(line: str) -> str:
@@ -300,7 +303,8 @@ def scan(
                     continue
                 covered[key1] = (start, end)  # one match a line is counted
                 a = start if m.end() - start <= MAX_LINE else max(start, m.start() - _LEAD)
-                _record(found, target, m, line_no, [text[a : min(end, a + MAX_LINE + 1)]])
+                shown = [text[a : min(end, a + MAX_LINE + 1)]]
+                _record(found, target, m, line_no, shown, (a - start, m.end() - start))
             else:
                 key = (target.entry, target.pattern, start)
                 if key in searched:
@@ -329,7 +333,9 @@ def scan(
                         first = line_no - text.count("\n", s0, pos) + text.count("\n", pos, s0)
                         a = text.rfind("\n", lo, s0) + 1 or lo
                         b = text.find("\n", max(e0 - 1, s0), hi)
-                        _record(found, target, m, first, text[a : hi if b < 0 else b].split("\n"))
+                        own = 0 if text[a - 1 : a] in "\n" else a - start if a >= start else -1
+                        shown = text[a : hi if b < 0 else b].split("\n")
+                        _record(found, target, m, first, shown, (own, -1))
                         break
             if found.get(target.entry) is not None and found[target.entry].count >= MAX_COUNT:
                 full.add(target.entry)
@@ -358,8 +364,11 @@ def _holds(ahead: dict[tuple[str, int], Ahead], target: _Target, text: str, lo: 
 
 
 def _record(
-    found: dict[int, Found], target: _Target, m: re.Match[str], first: int, lines: list[str]
-) -> None:
+    found: dict[int, Found], target: _Target, m: re.Match[str], first: int, lines: list[str],
+    at: tuple[int, int] = (-1, -1),
+) -> None:  # fmt: skip
+    """`at`: where the first of `lines` starts on its line, and where the match ends on it (the
+    others start their lines)."""
     acc = found.get(target.entry)
     if acc is None:
         acc = found[target.entry] = Found(first_line=first)
@@ -378,3 +387,4 @@ def _record(
         if number not in acc.lines:
             acc.lines.append(number)
             acc.evidence.append(clip(line))
+            acc.at.append(at if offset == 0 else (0, -1))
