@@ -32,11 +32,11 @@ from rocmprov.kb.context import FACTS, Fact, extract, hint
 from rocmprov.kb.contexts import NVIDIA_MACHINE
 from rocmprov.kb.lineends import normalise
 from rocmprov.kb.locale import Translation, load_phrases, translate
+from rocmprov.kb.ownwords import own_evidence
 from rocmprov.kb.reflow import loosen
 from rocmprov.kb.scan import (
     MAX_COUNT,
     MAX_EVIDENCE,
-    MAX_LINE,
     Found,
     clip,
     compile_table,
@@ -267,37 +267,11 @@ def _add_loosened(text: str, compiled: Any, found: dict[int, Found]) -> set[int]
 
 def _own_words(result: Match, translation: Translation) -> Match:
     """`result` with the user's own lines as evidence where kb/locale.py put a line in English
-    (that reading goes beside it, in `english`)."""
-    own = translation.lines
-    if not any(n in own for n in result.lines):
+    (that reading goes beside it, in `english`; kb/ownwords.py)."""
+    if not any(n in translation.lines for n in result.lines):
         return result
-    english = tuple(ev if n in own else "" for n, ev in zip(result.lines, result.evidence,
-                                                           strict=True))  # fmt: skip
-    places = result.at or ((-1, -1),) * len(result.lines)
-    rows = zip(result.lines, result.evidence, places, strict=True)
-    evidence = tuple(_own_line(translation, n, ev, at) if n in own else ev for n, ev, at in rows)
+    evidence, english = own_evidence(translation, result.lines, result.evidence, result.at)
     return replace(result, evidence=evidence, english=english)
-
-
-def _own_line(translation: Translation, number: int, shown: str, at: tuple[int, int]) -> str:
-    """The user's line `number` as evidence: of an enormous one, the user's text of the span
-    that `shown` (kb/scan.py's cut of its English reading, around the match) shows, starting
-    where `at` says (searched for only where kb/scan.py could not say), cut at MAX_LINE
-    characters unless that cuts the matched message (a localised message can be longer)."""
-    own = translation.lines[number]
-    if len(own) <= MAX_LINE:
-        return clip(own)
-    body = shown[:MAX_LINE]
-    begin, matched = at
-    if begin < 0:
-        begin = translation.english_line(number).find(body)
-        if begin < 0:
-            return clip(own)
-    start = translation.own_offset(number, begin)
-    stop = translation.own_offset(number, begin + len(body), end=True)
-    message = translation.own_offset(number, matched, end=True) if matched >= 0 else 0
-    stop = min(stop, max(start + MAX_LINE, message))
-    return own[start:stop] + ("..." if stop < len(own) else "")
 
 
 def _codes_in_spans(
