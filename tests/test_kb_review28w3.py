@@ -70,6 +70,69 @@ CUDA SETUP: Loading binary C:\Python\Python310\lib\site-packages\bitsandbytes\li
         "framework.bitsandbytes-cpu-only-build",
         "noise.bitsandbytes-cpu-build-non-amd-host",
     ),
+    # xFormers built for another torch: a CPU torch on Windows (the maintainer: the CPU PyTorch)
+    "https://github.com/open-mmlab/PIA/issues/30": (
+        r"""(pia) PS E:\PIA> python inference.py --config=example/config/majic_girl.yaml
+WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:
+    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)
+""",
+        "framework.xformers-wheel-not-for-this-torch",
+        "noise.xformers-extensions-not-loaded-non-amd-host",
+    ),
+    # a CPU torch (a comment of the thread)
+    "https://github.com/invoke-ai/InvokeAI/issues/4788": (
+        r"""WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:
+    PyTorch 2.0.1+cu118 with CUDA 1108 (you have 2.0.1+cpu)
+    Python  3.10.11 (you have 3.10.11)
+  Please reinstall xformers (see https://github.com/facebookresearch/xformers#installing-xformers)
+  Memory-efficient attention, SwiGLU, sparse and more won't be available.
+  Set XFORMERS_MORE_DETAILS=1 for more details
+[2023-10-05 01:21:25,831]::[InvokeAI]::INFO --> Patchmatch initialized
+""",
+        "framework.xformers-wheel-not-for-this-torch",
+        "noise.xformers-extensions-not-loaded-non-amd-host",
+    ),
+    # another CUDA torch on an RTX 3060 (Windows)
+    "https://github.com/invoke-ai/InvokeAI/issues/6590": (
+        r"""Launching Web UI with arguments: xformers
+WARNING:xformers:WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:
+    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.0.1+cu118)
+    Python  3.10.11 (you have 3.10.11)
+    Please reinstall xformers (see https://github.com/facebookresearch/xformers#installing-xformers)
+""",
+        "framework.xformers-wheel-not-for-this-torch",
+        "noise.xformers-extensions-not-loaded-non-amd-host",
+    ),
+    # a Mac M1 (a plain torch)
+    "https://github.com/Vchitect/SEINE/issues/21": (
+        r"""WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:
+    PyTorch 2.0.1 with CUDA 1106 (you have 2.0.1)
+    Python  3.9.16 (you have 3.9.16)
+  Please reinstall xformers (see https://github.com/facebookresearch/xformers#installing-xformers)
+  Memory-efficient attention, SwiGLU, sparse and more won't be available.
+  Set XFORMERS_MORE_DETAILS=1 for more details
+loading model
+""",
+        "framework.xformers-wheel-not-for-this-torch",
+        "noise.xformers-extensions-not-loaded-non-amd-host",
+    ),
+    # another CUDA torch, then accelerate on the CPU (a comment of the thread)
+    "https://github.com/facebookresearch/xformers/issues/800": (
+        r"""WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:
+    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.1.0+cu118)
+    Python  3.8.18 (you have 3.8.5)
+  Please reinstall xformers (see https://github.com/facebookresearch/xformers#installing-xformers)
+  Memory-efficient attention, SwiGLU, sparse and more won't be available.
+  Set XFORMERS_MORE_DETAILS=1 for more details
+10/15/2023 14:46:49 - INFO - __main__ - Distributed environment: NO
+Num processes: 1
+Process index: 0
+Local process index: 0
+Device: cpu
+""",
+        "framework.xformers-wheel-not-for-this-torch",
+        "noise.xformers-extensions-not-loaded-non-amd-host",
+    ),
 }
 
 
