@@ -133,26 +133,6 @@ Device: cpu
         "framework.xformers-wheel-not-for-this-torch",
         "noise.xformers-extensions-not-loaded-non-amd-host",
     ),
-    # vLLM: a CPU-only host running the CUDA wheel
-    "https://github.com/vllm-project/vllm/issues/8693": (
-        r"""python3 main.py
-WARNING 09-21 15:31:18 _custom_ops.py:18] Failed to import from vllm._C with ImportError('libcuda.so.1: cannot open shared object file: No such file or directory')
-INFO 09-21 15:31:19 config.py:1653] Downcasting torch.float32 to torch.float16.
-""",
-        "llm.sglang-cuda-sgl-kernel-on-rocm",
-        "noise.vllm-cuda-ops-import-no-nvidia-driver",
-    ),
-    # vLLM: the quickstart server on the CPU (a comment of the thread)
-    "https://github.com/vllm-project/vllm/issues/6225": (
-        r"""$ pip freeze | grep vllm
-vllm==0.6.2
-$ vllm serve facebook/opt-125m --port 19000 --device=cpu
-WARNING 10-09 13:39:15 _custom_ops.py:18] Failed to import from vllm._C with ImportError('libcuda.so.1: cannot open shared object file: No such file or directory')
-INFO 10-09 13:39:18 api_server.py:526] vLLM API server version 0.6.1.dev238+ge2c6e0a82
-""",
-        "llm.sglang-cuda-sgl-kernel-on-rocm",
-        "noise.vllm-cuda-ops-import-no-nvidia-driver",
-    ),
     # NVIDIA GPU Operator docs (Confidential Containers troubleshooting, lines 351-357): a
     # pod pending on the NVIDIA passthrough resource
     "https://github.com/NVIDIA/cloud-native-docs/blob/52dcb7b8d956784344e241df476de17094a4574c/confidential-containers/troubleshooting.rst": (
