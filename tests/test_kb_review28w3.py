@@ -1,8 +1,8 @@
 # ruff: noqa: E501  (the log lines are quoted verbatim, at their own length)
 """Session 28 W3: lines that got an AMD answer on machines that are not AMD GPU hosts.
 
-Each text is a real error a user pasted from an NVIDIA, Windows, macOS or CPU-only machine
-(or, last, the sample output of NVIDIA's own docs), verbatim from the source named above it (trimmed at line boundaries). The AMD/ROCm cause of the
+Each text is a real error a user pasted from an NVIDIA, Windows, macOS or CPU-only machine,
+verbatim from the source named above it (trimmed at line boundaries). The AMD/ROCm cause of the
 entry that used to answer may no longer be named, neither by the matcher nor by the similarity
 tier as explain runs it (over the lines no harmless match covers); the harmless reading of
 the line on such a host answers first.
@@ -132,17 +132,6 @@ Device: cpu
 """,
         "framework.xformers-wheel-not-for-this-torch",
         "noise.xformers-extensions-not-loaded-non-amd-host",
-    ),
-    # NVIDIA GPU Operator docs (Confidential Containers troubleshooting, lines 351-357): a
-    # pod pending on the NVIDIA passthrough resource
-    "https://github.com/NVIDIA/cloud-native-docs/blob/52dcb7b8d956784344e241df476de17094a4574c/confidential-containers/troubleshooting.rst": (
-        r"""   Events:
-     Type     Reason   Age   From      Message
-     ----     ------   ---   ----      -------
-     Warning  FailedScheduling  ...  default-scheduler   0/1 nodes are available: 1 Insufficient nvidia.com/pgpu.
-""",
-        "kubernetes.insufficient-amd-gpu",
-        "noise.kubernetes-insufficient-nvidia-resource",
     ),
 }
 
