@@ -66,13 +66,26 @@ def test_a_reworded_real_message_is_similar_to_its_entry() -> None:
 
 def test_harmless_lines_of_the_table_rarely_resemble_a_real_cause() -> None:
     """Leave-one-out on the table's harmless entries: with the entry taken out, its own lines
-    reach THRESHOLD against a real cause for at most 1 in 10 (THRESHOLD was set so)."""
-    scores = []
+    reach THRESHOLD against a real cause for at most 1 in 10 (THRESHOLD was set so).
+
+    Not counted: a context twin, a harmless line that the real entry it resembles matches by
+    its own pattern (the same message, harmless on one kind of host and a cause on another:
+    JAX's CPU fallback on a CPU host, llama.cpp's "no usable GPU" on a CPU node). Its
+    resemblance is the point, and the tier never reads it: one of the two entries matches it,
+    and which one is the context rules' call (kb/scan.py), not the tier's."""
+    by_id = {e.id: e for e in TABLE.entries}
+    scores, twins = [], 0
     for entry in (e for e in TABLE.entries if e.harmless):
         rest = Table(tuple(e for e in TABLE.entries if e.id != entry.id))
         for line in TEXTS[entry.id][:2]:
-            if sim.informative(line):
-                scores.append(bool(sim.similar(line, rest)))
+            if not sim.informative(line):
+                continue
+            close = sim.similar(line, rest)
+            if close and any(p.compiled.search(line) for p in by_id[close[0].id].patterns):
+                twins += 1
+                continue
+            scores.append(bool(close))
+    assert twins < len(scores) // 10, (twins, len(scores))
     assert len(scores) > 40 and sum(scores) <= len(scores) // 10, (sum(scores), len(scores))
 
 
