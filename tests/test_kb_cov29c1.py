@@ -86,3 +86,21 @@ def test_hipsparselt_only_as_python_import_error_is_the_wheel_cause() -> None:
     )
     found = _first(native)
     assert found is not None and found.id != WHEEL_LIB, found and found.id
+
+
+def test_rocpd_python_version_needs_the_launcher_wording() -> None:
+    """Only rocprofiler-sdk's launcher wording (with "(sys.executable=") is the rocpd cause;
+    another package's "not supported for Python version" is not."""
+    # constructed to test the rule: another extension's refusal
+    other = (
+        "ImportError: The _cinderx native extension is not supported for Python version"
+        " '3.12.1' on platform 'linux'\n"
+    )
+    assert "rocm.rocpd-python-version-unsupported" not in _ids(other)
+    # constructed to test the rule: another rocpd tool, the first line only
+    found = _first(
+        "ImportError: rocpd2csv not supported for Python version 3.14"
+        " (sys.executable='/usr/bin/python3').\n"
+    )
+    assert found is not None and found.id == "rocm.rocpd-python-version-unsupported"
+    assert "rocpd2csv" in found.fix and "3.14" in found.cause
