@@ -1,0 +1,99 @@
+# ruff: noqa: E501  (the log lines are quoted verbatim, at their own length)
+"""Session 29 E: last session's leftovers in the table.
+
+Each text is real output, verbatim from the source named above it (trimmed at line
+boundaries), or a message as the program's source prints it (said so above it). Every test here
+failed on 35bba64.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rocmprov.kb import load_table, match
+from rocmprov.kb.lineends import normalise
+from rocmprov.kb.similar import suggest
+
+TABLE = load_table()
+
+
+def _ids(text: str) -> list[str]:
+    return [m.id for m in match(text, table=TABLE)]
+
+
+def _real(text: str) -> list[str]:
+    return [m.id for m in match(text, table=TABLE) if not m.harmless]
+
+
+def _similar_real(text: str) -> list[str]:
+    """What explain's similarity tier names as a real cause (over the lines no harmless match
+    covers; nothing when a real cause matched)."""
+    text = normalise(text)
+    return [s.id for s in suggest(text, match(text, table=TABLE), TABLE) if not s.harmless]
+
+
+# item 1: lines of machines without an AMD GPU that the similarity tier called AMD causes.
+# source URL -> (text, the AMD entry the tier named, the harmless entry that answers now)
+NON_AMD: dict[str, tuple[str, str, str]] = {
+    # vLLM's CUDA wheel on a CPU-only host (Pixtral on the CPU)
+    "https://github.com/vllm-project/vllm/issues/8693": (
+        r"""python3 main.py
+WARNING 09-21 15:31:18 _custom_ops.py:18] Failed to import from vllm._C with ImportError('libcuda.so.1: cannot open shared object file: No such file or directory')
+INFO 09-21 15:31:19 config.py:1653] Downcasting torch.float32 to torch.float16.
+""",
+        "llm.sglang-cuda-sgl-kernel-on-rocm",
+        "noise.vllm-cuda-ops-import-no-nvidia-driver",
+    ),
+    # the quickstart server with --device=cpu (a comment of the thread)
+    "https://github.com/vllm-project/vllm/issues/6225": (
+        r"""$ pip freeze | grep vllm
+vllm==0.6.2
+$ vllm serve facebook/opt-125m --port 19000 --device=cpu
+WARNING 10-09 13:39:15 _custom_ops.py:18] Failed to import from vllm._C with ImportError('libcuda.so.1: cannot open shared object file: No such file or directory')
+INFO 10-09 13:39:18 api_server.py:526] vLLM API server version 0.6.1.dev238+ge2c6e0a82
+""",
+        "llm.sglang-cuda-sgl-kernel-on-rocm",
+        "noise.vllm-cuda-ops-import-no-nvidia-driver",
+    ),
+    # NVIDIA GPU Operator docs (Confidential Containers troubleshooting): a pod pending on the
+    # NVIDIA passthrough resource
+    "https://github.com/NVIDIA/cloud-native-docs/blob/52dcb7b8d956784344e241df476de17094a4574c/confidential-containers/troubleshooting.rst#L357": (
+        r"""   Events:
+     Type     Reason   Age   From      Message
+     ----     ------   ---   ----      -------
+     Warning  FailedScheduling  ...  default-scheduler   0/1 nodes are available: 1 Insufficient nvidia.com/pgpu.
+""",
+        "kubernetes.insufficient-amd-gpu",
+        "noise.kubernetes-insufficient-nvidia-resource",
+    ),
+}
+
+
+@pytest.mark.parametrize("url", sorted(NON_AMD))
+def test_no_amd_cause_is_named_for_a_non_amd_line(url: str) -> None:
+    text, amd, _ = NON_AMD[url]
+    assert amd not in _ids(text) and _real(text) == [], (url, _ids(text))
+    assert _similar_real(text) == [], (url, _similar_real(text))
+
+
+@pytest.mark.parametrize("url", sorted(NON_AMD))
+def test_the_harmless_reading_answers_first(url: str) -> None:
+    text, _, harmless = NON_AMD[url]
+    assert _ids(text)[:1] == [harmless], (url, _ids(text))
+
+
+def test_the_vllm_entry_reads_the_cpu_host_but_not_a_rocm_one() -> None:
+    """With ROCm named around (a ROCm torch) the line is not the CPU host's harmless one."""
+    text = NON_AMD["https://github.com/vllm-project/vllm/issues/8693"][0]
+    assert "noise.vllm-cuda-ops-import-no-nvidia-driver" in _ids(text)
+    rocm = "PyTorch version: 2.4.0+rocm6.1\n" + text
+    assert "noise.vllm-cuda-ops-import-no-nvidia-driver" not in _ids(rocm)
+
+
+def test_the_kubernetes_entry_reads_nvidia_resources_not_amd_ones() -> None:
+    """amd.com/gpu keeps its own cause; only NVIDIA's resources are harmless here."""
+    text = NON_AMD[sorted(NON_AMD)[0]][0]
+    assert "noise.kubernetes-insufficient-nvidia-resource" in _ids(text)
+    amd = text.replace("nvidia.com/pgpu", "amd.com/gpu")
+    assert _ids(amd)[:1] == ["kubernetes.insufficient-amd-gpu"], _ids(amd)
+
