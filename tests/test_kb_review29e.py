@@ -8,6 +8,8 @@ failed on 35bba64.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rocmprov.kb import load_table, match
@@ -97,3 +99,53 @@ def test_the_kubernetes_entry_reads_nvidia_resources_not_amd_ones() -> None:
     amd = text.replace("nvidia.com/pgpu", "amd.com/gpu")
     assert _ids(amd)[:1] == ["kubernetes.insufficient-amd-gpu"], _ids(amd)
 
+
+# item 3: dkms's build-failure line with no module named near it
+DKMS_GENERIC = "dkms.module-build-failed"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def _fixture(path: Path) -> str:
+    return path.read_text(encoding="utf-8").partition("\n---\n")[2]
+
+
+def test_a_bare_bad_return_status_line_gets_the_generic_dkms_symptom() -> None:
+    # https://github.com/fmorgner/dev-cyber/issues/9, cut above dkms's "Consult" line
+    text = (
+        "==> dkms install --no-depmod cyber/42.1729.1939 -k 6.17.6-zen1-1-zen\n\n"
+        "Error! Bad return status for module build on kernel: 6.17.6-zen1-1-zen (x86_64)\n"
+    )
+    assert _real(text) == [DKMS_GENERIC], _ids(text)
+    found = match(text, table=TABLE)[0]
+    assert "6.17.6-zen1-1-zen" in found.fix and "amdgpu" not in found.cause
+
+
+def test_the_generic_dkms_entry_ranks_below_every_dkms_entry_on_the_same_text() -> None:
+    """Over every fixture it matches: each other DKMS cause that matches ranks above it."""
+    beside = 0
+    for path in sorted(FIXTURES.glob("kb*/*.txt")):
+        if "heldout" in path.parent.name:
+            continue
+        found = [m.id for m in match(_fixture(path), table=TABLE) if not m.harmless]
+        if DKMS_GENERIC not in found:
+            continue
+        others = [i for i in found if i.startswith("dkms.") and i != DKMS_GENERIC]
+        beside += bool(others)
+        assert all(found.index(i) < found.index(DKMS_GENERIC) for i in others), (path.name, found)
+    assert beside >= 8, beside
+
+
+def test_nvidia_s_bare_dkms_failure_is_a_dkms_failure_not_amdgpu_s() -> None:
+    # https://github.com/M-Bab/linux-kernel-amdgpu-binaries/issues/101 (an NVIDIA module's
+    # build on an "...amdgpu.ubuntu" kernel), its last two lines
+    text = (
+        "ERROR (dkms apport): kernel package linux-headers-5.13.18-21.09.16.amdgpu.ubuntu is not "
+        "supported\n"
+        "Error! Bad return status for module build on kernel: 5.13.18-21.09.16.amdgpu.ubuntu "
+        "(x86_64)\n"
+    )
+    assert _real(text) == [DKMS_GENERIC], _ids(text)
+    nvidia = _fixture(FIXTURES / "kb-wordings/dkms.other-module-build-failed.nvidia-bad-return-status.txt")
+    found = _real(nvidia)
+    assert found[:1] == ["dkms.other-module-build-failed"] and "dkms.amdgpu-build-failed" not in found
+    assert DKMS_GENERIC in found, found
