@@ -149,3 +149,42 @@ def test_nvidia_s_bare_dkms_failure_is_a_dkms_failure_not_amdgpu_s() -> None:
     found = _real(nvidia)
     assert found[:1] == ["dkms.other-module-build-failed"] and "dkms.amdgpu-build-failed" not in found
     assert DKMS_GENERIC in found, found
+
+
+# item 2: what xFormers' memory_efficient_attention says when its extension did not load, on
+# hosts with no AMD GPU: source URL -> text
+XFORMERS_AMD = "framework.xformers-wheel-not-for-this-torch"
+XFORMERS_NON_AMD = "noise.xformers-extensions-not-loaded-non-amd-host"
+XFORMERS: dict[str, str] = {
+    # an RTX 5090 on Windows (later releases' operator names)
+    "https://github.com/IgorAherne/trellis-stable-projectorz/issues/52": r"""04:42:20 - ERROR - Error processing UI generation request: 500: No operator found for `memory_efficient_attention_forward` with inputs:
+      query       : shape=(1, 1374, 16, 64) (torch.float16)
+      key         : shape=(1, 1374, 16, 64) (torch.float16)
+      value       : shape=(1, 1374, 16, 64) (torch.float16)
+      attn_bias   : <class 'NoneType'>
+      p           : 0.0
+`fa3F@0.0.0` is not supported because:
+    xFormers wasn't build with CUDA support
+    operator wasn't built - see `python -m xformers.info` for more info
+`fa2F@0.0.0` is not supported because:
+    xFormers wasn't build with CUDA support
+    operator wasn't built - see `python -m xformers.info` for more info
+`cutlassF-pt` is not supported because:
+    xFormers wasn't build with CUDA support
+""",
+    # the Colab notebooks' NVIDIA GPUs, an older release
+    "https://github.com/TheLastBen/fast-stable-diffusion/discussions/387": (
+        "RuntimeError: No such operator xformers::efficient_attention_forward_generic - did you "
+        "forget to build xformers with 'python setup.py develop'?\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("url", sorted(XFORMERS))
+def test_xformers_unloaded_operators_are_not_an_amd_cause_without_amd_named(url: str) -> None:
+    text = XFORMERS[url]
+    assert _real(text) == [] and _similar_real(text) == [], (url, _ids(text), _similar_real(text))
+    assert _ids(text)[:1] == [XFORMERS_NON_AMD], (url, _ids(text))
+    # the same lines under a ROCm torch's version are the AMD cause, and not harmless
+    rocm = "torch 2.3.1+rocm6.0\n" + text
+    assert _real(rocm)[:1] == [XFORMERS_AMD] and XFORMERS_NON_AMD not in _ids(rocm), _ids(rocm)
