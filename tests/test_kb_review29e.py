@@ -8,6 +8,7 @@ failed on 35bba64.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,12 @@ def test_xformers_unloaded_operators_are_not_an_amd_cause_without_amd_named(url:
     # the same lines under a ROCm torch's version are the AMD cause, and not harmless
     rocm = "torch 2.3.1+rocm6.0\n" + text
     assert _real(rocm)[:1] == [XFORMERS_AMD] and XFORMERS_NON_AMD not in _ids(rocm), _ids(rocm)
+
+
+# item 4: a file of a repository is cited at a commit, with its line
+def test_the_ras_entry_cites_files_at_a_commit_and_line() -> None:
+    entry = next(e for e in TABLE.entries if e.id == "kernel.ras-uncorrectable-error")
+    blobs = [u for u in entry.sources if "/blob/" in u]
+    assert len(blobs) >= 2
+    for url in blobs:
+        assert re.search(r"/blob/[0-9a-f]{40}/[^#]+#L\d+$", url), url
