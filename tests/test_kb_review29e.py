@@ -198,3 +198,27 @@ def test_the_ras_entry_cites_files_at_a_commit_and_line() -> None:
     assert len(blobs) >= 2
     for url in blobs:
         assert re.search(r"/blob/[0-9a-f]{40}/[^#]+#L\d+$", url), url
+
+
+# item 5: JAX's CPU fallback with AMD named further than 10 lines away. Each text is a real
+# JAX line (the fixtures' own), under a rocminfo agent line and 20 lines of other output
+# (composed here: the point is the distance)
+ROCMINFO = "  Name:                    gfx1100\n" + "".join(f"step {i}: loss=0.{i:02d}\n" for i in range(20))
+JAX_FALLBACK = "framework.jax-no-gpu-backend-cpu-fallback"
+JAX_LINES: dict[str, tuple[str, str]] = {
+    # JAX's Colab CPU test notebook: the fallback, then the CPU device it uses
+    "tests/fixtures/kb/noise.jax-cpu-fallback-cpu-or-nvidia-host.txt": (JAX_FALLBACK, "noise.jax-cpu-fallback-cpu-or-nvidia-host"),
+    # the later wording (dire-jax#14), which WSL2's /dev/dxg also brings about
+    "tests/fixtures/kb/noise.jax-cpu-jaxlib-nvidia-gpu-may-be-present.txt": (JAX_FALLBACK, "noise.jax-cpu-jaxlib-nvidia-gpu-may-be-present"),
+    # xla_bridge's start-up probe of a CUDA jaxlib (multinerf#12)
+    "tests/fixtures/kb-wordings/noise.jax-backend-probe-not-found.rocm-probe-cuda-platforms.txt": ("framework.jax-rocm-backend-not-registered", "noise.jax-backend-probe-not-found"),
+}
+
+
+@pytest.mark.parametrize("path", sorted(JAX_LINES))
+def test_jax_cpu_fallback_with_amd_named_20_lines_away_is_the_amd_cause(path: str) -> None:
+    line = _fixture(FIXTURES.parent.parent / path)
+    real, harmless = JAX_LINES[path]
+    assert _ids(line)[:1] == [harmless], _ids(line)  # alone: the harmless reading
+    text = ROCMINFO + line
+    assert _real(text)[:1] == [real] and harmless not in _ids(text), _ids(text)
