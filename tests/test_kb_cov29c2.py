@@ -51,3 +51,15 @@ def test_adaptivecpp_memset_only_hip_invalid_value_is_the_freed_buffer_cause() -
     assert found is not None and found.id == "sycl.acpp-hip-memset-freed-buffer"
     other = _first(line.format(code=2))  # hipErrorOutOfMemory: another cause
     assert other is None or other.id != "sycl.acpp-hip-memset-freed-buffer"
+
+
+def test_clinfo_platform_not_found_beside_a_failing_rocminfo_is_the_runtime_not_the_icd() -> None:
+    rocminfo = (
+        "hsa api call failure at line 900, file: /data/jenkins_workspace/compute-rocm-rel-2.2/"
+        "rocminfo/rocminfo.cc. Call returned 4104\n"
+    )
+    clinfo = "ERROR: clGetPlatformIDs(-1001)\n"
+    both = _first(rocminfo + "$ clinfo\n" + clinfo)
+    assert both is not None and both.id == "rocr.out-of-resources"
+    alone = _first("$ /opt/rocm/opencl/bin/x86_64/clinfo\n" + clinfo)
+    assert alone is not None and alone.id == "rocr.opencl-no-platform"
