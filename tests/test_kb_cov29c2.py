@@ -1,0 +1,65 @@
+"""Session 29 coverage (C2: runtime, driver and devices): the conditions and boundaries of the
+entries this round added or widened. Inputs are written for the tests in the programs' real
+formats as the entries' cited sources show them; they are not captures of real machines."""
+
+from __future__ import annotations
+
+from rocmprov.kb import match
+
+
+def _first(text: str):
+    real = [m for m in match(text) if not m.harmless]
+    return real[0] if real else None
+
+
+_DOCKER_KFD = (
+    'docker: Error response from daemon: error gathering device information while adding '
+    'custom device "/dev/kfd": no such file or directory.\n'
+)
+
+
+def test_docker_without_kfd_under_wsl2_is_told_to_pass_dev_dxg() -> None:
+    text = "Linux host 5.15.167.4-microsoft-standard-WSL2 #1 SMP x86_64 GNU/Linux\n" + _DOCKER_KFD
+    found = _first(text)
+    assert found is not None and found.id == "container.kfd-missing-on-host"
+    assert found.condition.startswith("the log shows a WSL2 kernel"), found.condition
+    assert "--device=/dev/dxg" in found.fix
+
+
+def test_docker_without_kfd_on_a_linux_host_keeps_the_host_driver_fix() -> None:
+    text = "Linux host 6.8.0-45-generic #45-Ubuntu SMP x86_64 GNU/Linux\n" + _DOCKER_KFD
+    found = _first(text)
+    assert found is not None and found.id == "container.kfd-missing-on-host"
+    assert found.condition == ""
+    assert "modprobe amdgpu" in found.fix
+
+
+def test_kfd_parameter_check_answers_before_the_harmless_amdgpu_init_lines() -> None:
+    text = (
+        "[    4.304439] [drm] amdgpu kernel modesetting enabled.\n"
+        "[    4.314189] amdgpu: sched_policy has invalid value\n"
+        "[    4.314350] amdgpu 0000:2f:00.0: enabling device (0006 -> 0007)\n"
+    )
+    found = _first(text)
+    assert found is not None and found.id == "kfd.module-param-invalid"
+    assert "sched_policy" in found.fix
+
+
+def test_adaptivecpp_memset_only_hip_invalid_value_is_the_freed_buffer_cause() -> None:
+    line = "hip_queue: hipMemsetAsync() failed (error code = HIP:{code})\n"
+    found = _first(line.format(code=1))
+    assert found is not None and found.id == "sycl.acpp-hip-memset-freed-buffer"
+    other = _first(line.format(code=2))  # hipErrorOutOfMemory: another cause
+    assert other is None or other.id != "sycl.acpp-hip-memset-freed-buffer"
+
+
+def test_clinfo_platform_not_found_beside_a_failing_rocminfo_is_the_runtime_not_the_icd() -> None:
+    rocminfo = (
+        "hsa api call failure at line 900, file: /data/jenkins_workspace/compute-rocm-rel-2.2/"
+        "rocminfo/rocminfo.cc. Call returned 4104\n"
+    )
+    clinfo = "ERROR: clGetPlatformIDs(-1001)\n"
+    both = _first(rocminfo + "$ clinfo\n" + clinfo)
+    assert both is not None and both.id == "rocr.out-of-resources"
+    alone = _first("$ /opt/rocm/opencl/bin/x86_64/clinfo\n" + clinfo)
+    assert alone is not None and alone.id == "rocr.opencl-no-platform"
