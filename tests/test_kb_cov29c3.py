@@ -61,3 +61,30 @@ def test_ck_buffer_resource_constant_fix_names_the_flash_attention_triton_backen
     first = _real(line)[0]
     assert first.id == "compiler.ck-gpu-target-unsupported"
     assert "FLASH_ATTENTION_TRITON_AMD_ENABLE" in first.fix
+
+
+SDW = "llm.sdwebui-torch-cannot-use-gpu"
+INVOKE = FIXTURES / "kb-wordings" / f"{SDW}.invokeai-torch-device-cpu.txt"
+
+
+def test_invokeai_on_the_cpu_in_a_rocm_container_blames_torch_not_bitsandbytes() -> None:
+    """InvokeAI#7006: main-rocm container, bitsandbytes' CPU-build warning and "Using torch
+    device: CPU": torch (a CUDA wheel in the image) is the cause; bitsandbytes' line is a
+    consequence and does not answer."""
+    found = _real(_body(INVOKE))
+    assert found[0].id == SDW
+    assert not any(m.id == BNB for m in found)
+
+
+def test_invokeai_cpu_lines_without_amd_context_get_no_gpu_cause() -> None:
+    """The same two log lines without the container command (constructed: the report's lines
+    with its first line removed) are what a CPU-only host prints: neither entry answers."""
+    lines = _body(INVOKE).splitlines()[1:]
+    found = {m.id for m in _real("\n".join(lines))}
+    assert SDW not in found and BNB not in found
+
+
+def test_invokeai_cpu_line_on_an_nvidia_machine_is_not_an_amd_cause() -> None:
+    """With an NVIDIA driver line (constructed) the torch-on-CPU line is not the ROCm cause."""
+    nvidia = "NVIDIA-SMI 535.104.05    Driver Version: 535.104.05    CUDA Version: 12.2\n"
+    assert not any(m.id == SDW for m in _real(nvidia + _body(INVOKE)))
