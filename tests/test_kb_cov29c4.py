@@ -59,6 +59,16 @@ def test_lto_fix_only_for_the_gpubin_handle() -> None:
     assert not device.condition and "-fgpu-rdc" in device.fix
 
 
+def test_gpubin_handle_without_lto_keeps_the_gpu_rdc_fix() -> None:
+    text = (
+        "ld.lld: error: undefined hidden symbol: __hip_gpubin_handle_b33c4363e66c5890\n"
+        ">>> referenced by main.cu.o:(__hip_module_ctor)\n"
+    )
+    found = _first(text)
+    assert found is not None and found.id == RDC
+    assert not found.condition and "-fgpu-rdc" in found.fix
+
+
 def test_kokkos_enumerator_condition_only_without_the_enumerator() -> None:
     wrapped = (
         "CMake Error at cmake/kokkos_arch.cmake:1336 (message):\n"
