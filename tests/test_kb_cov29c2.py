@@ -4,10 +4,10 @@ formats as the entries' cited sources show them; they are not captures of real m
 
 from __future__ import annotations
 
-from rocmprov.kb import match
+from rocmprov.kb import Match, match
 
 
-def _first(text: str):
+def _first(text: str) -> Match | None:
     real = [m for m in match(text) if not m.harmless]
     return real[0] if real else None
 
@@ -63,3 +63,36 @@ def test_clinfo_platform_not_found_beside_a_failing_rocminfo_is_the_runtime_not_
     assert both is not None and both.id == "rocr.out-of-resources"
     alone = _first("$ /opt/rocm/opencl/bin/x86_64/clinfo\n" + clinfo)
     assert alone is not None and alone.id == "rocr.opencl-no-platform"
+
+
+def test_a_rocrtst_sample_failing_hsa_init_beside_clinfo_platform_not_found_is_answered() -> None:
+    # ROCR-Runtime's rocrinfo sample (rocrtst/samples/rocrinfo/rocrinfo.cc#L53) prints the same
+    # RET_IF_HSA_ERR line as rocminfo of ROCm 1.x-2.x, with its own file name
+    text = (
+        "$ ./rocrinfo\n"
+        "hsa api call failure at line 906, file: /home/user/ROCR-Runtime/rocrtst/samples/rocrinfo/"
+        "rocrinfo.cc. Call returned 4104\n"
+        "$ /opt/rocm/opencl/bin/x86_64/clinfo\n"
+        "ERROR: clGetPlatformIDs(-1001)\n"
+    )
+    found = _first(text)
+    assert found is not None and found.id == "rocr.out-of-resources"
+
+
+def test_clinfo_platform_not_found_after_a_kfd_open_error_no_entry_answers_still_gets_one() -> None:
+    # kfd_open() errors that no /dev/kfd entry answers must not silence the OpenCL answer
+    for errno_text in ("Resource temporarily unavailable", "Bad address"):
+        text = (
+            "ROCk module is loaded\n"
+            f"Unable to open /dev/kfd read-write: {errno_text}\n"
+            "marc is member of render group\n"
+            "$ /opt/rocm/opencl/bin/x86_64/clinfo\n"
+            "ERROR: clGetPlatformIDs(-1001)\n"
+        )
+        found = _first(text)
+        assert found is not None and found.id == "rocr.opencl-no-platform", errno_text
+    answered = _first(
+        "ROCk module is loaded\nUnable to open /dev/kfd read-write: Permission denied\n"
+        "$ clinfo\nERROR: clGetPlatformIDs(-1001)\n"
+    )
+    assert answered is not None and answered.id != "rocr.opencl-no-platform"
