@@ -96,3 +96,21 @@ def test_clinfo_platform_not_found_after_a_kfd_open_error_no_entry_answers_still
         "$ clinfo\nERROR: clGetPlatformIDs(-1001)\n"
     )
     assert answered is not None and answered.id != "rocr.opencl-no-platform"
+
+
+def test_kfd_parameter_check_answers_before_rocminfos_missing_kfd_lines() -> None:
+    text = (
+        "[    4.304439] [drm] amdgpu kernel modesetting enabled.\n"
+        "[    4.314189] amdgpu: sched_policy has invalid value\n"
+        "$ rocminfo\n"
+        "ROCk module is loaded\n"
+        "Unable to open /dev/kfd read-write: No such file or directory\n"
+        "marc is member of render group\n"
+        "hsa api call failure at: /src/rocminfo/rocminfo.cc:1306\n"
+        "Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the "
+        "necessary resources. This error may also occur when the core runtime library needs to "
+        "spawn threads or create internal OS-specific events.\n"
+    )
+    found = _first(text)
+    assert found is not None and found.id == "kfd.module-param-invalid"
+    assert "amdkfd" in found.cause and "/sys/module/amdkfd/parameters" in found.fix
