@@ -114,3 +114,17 @@ def test_kfd_parameter_check_answers_before_rocminfos_missing_kfd_lines() -> Non
     found = _first(text)
     assert found is not None and found.id == "kfd.module-param-invalid"
     assert "amdkfd" in found.cause and "/sys/module/amdkfd/parameters" in found.fix
+
+
+_ACPP_MEMSET = (
+    "[hipSYCL Error] from /x/AdaptiveCpp/src/runtime/hip/hip_queue.cpp:393 @ submit_memset(): "
+    "hip_queue: hipMemsetAsync() failed (error code = HIP:1)\n"
+)
+
+
+def test_adaptivecpp_memset_states_hips_meaning_and_the_cache_workaround_as_gromacss_case() -> None:
+    found = _first(_ACPP_MEMSET)
+    assert found is not None and found.id == "sycl.acpp-hip-memset-freed-buffer"
+    assert "(GROMACS)" not in found.title and "never allocated through HIP" in found.cause
+    fix = found.fix
+    assert fix.index("In GROMACS") < fix.index("ACPP_RT_MAX_CACHED_NODES") < fix.index("In another")
