@@ -128,3 +128,14 @@ def test_adaptivecpp_memset_states_hips_meaning_and_the_cache_workaround_as_grom
     assert "(GROMACS)" not in found.title and "never allocated through HIP" in found.cause
     fix = found.fix
     assert fix.index("In GROMACS") < fix.index("ACPP_RT_MAX_CACHED_NODES") < fix.index("In another")
+
+
+def test_memory_in_use_alone_does_not_blame_the_program_or_point_at_teardown_noise() -> None:
+    found = _first(
+        "Memory critical error by agent node-0 (Agent handle: 0x55d1c3a1b2c0) on address "
+        "0x7f2a00000000. Reason: Memory in use.\n"
+    )
+    assert found is not None and found.id == "rocr.memory-free-in-use"
+    assert "Freeing queue vital buffer" not in found.fix
+    assert "the cause is open" in found.cause and "ROCm userspace or driver" in found.cause
+    assert "HSAKMT_DEBUG_LEVEL=7" in found.fix and "to the program and to ROCm" in found.fix
