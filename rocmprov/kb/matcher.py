@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -274,21 +274,30 @@ def _own_words(result: Match, translation: Translation) -> Match:
     return replace(result, evidence=evidence, english=english)
 
 
-def _codes_in_spans(
-    text: str, spans: list[tuple[int, int]], code_lines: dict[int, tuple[int, str]],
-    index: status_codes.Codes,
-) -> set[str]:  # fmt: skip
-    """Names of the status codes inside the matched spans `spans` of `text` (only spans that
-    reach a line the scan found a code's literal on, `code_lines`: line start -> line)."""
+def _harmless_codes(
+    text: str, found: dict[int, Found], harmless: set[int],
+    code_lines: dict[int, tuple[int, str]], index: status_codes.Codes,
+) -> Callable[[int, str], bool]:  # fmt: skip
+    """Whether a status code (line number, name) is explained by a harmless match found in
+    place: it is inside one of the matched spans of the entries `harmless` on that line (a code
+    printed after the message, e.g. a flattened "... Error {e}", or the same code on another
+    line, stays). An entry counted MAX_COUNT times was no longer looked for: the codes its spans
+    hold are explained on every line after its last one too. Only the code lines the scan found
+    (`code_lines`: line start -> (number, line)) are read, each within a span."""
     starts = sorted(code_lines)
-    inside: set[str] = set()
-    for lo, hi in spans:
-        k = max(0, bisect_right(starts, lo) - 1)
-        near = starts[k : bisect_left(starts, hi)]
-        if not any(s <= hi and s + len(code_lines[s][1]) >= lo for s in near):
-            continue
-        inside.update(h.code.name for h in status_codes.find(text[lo:hi], index)[0])
-    return inside
+    inside: set[tuple[int, str]] = set()
+    after: dict[str, int] = {}  # name -> explained on every line after this one
+    for i in harmless:
+        acc = found[i]
+        for lo, hi in acc.seen_spans:
+            for s in starts[max(0, bisect_right(starts, lo) - 1) : bisect_left(starts, hi)]:
+                number, line = code_lines[s]
+                a, b = max(lo, s), min(hi, s + len(line))
+                for hit in status_codes.find(text[a:b], index)[0] if a < b else ():
+                    inside.add((number, hit.code.name))
+                    if acc.count >= MAX_COUNT:
+                        after[hit.code.name] = max(after.get(hit.code.name, 0), number)
+    return lambda number, name: (number, name) in inside or number > after.get(name, number)
 
 
 def analyse(
@@ -345,13 +354,11 @@ def analyse(
                  and i not in put_back and i not in native}  # fmt: skip
         explained = {n for i, acc in found.items() if i not in put_back | spans for n in acc.lines}
         named = "\n".join(ev for i in put_back for ev in found[i].evidence)
-        inside = _codes_in_spans(text, [s for i in spans for s in found[i].seen_spans],
-                                 code_lines, index)  # fmt: skip
-        hits, code_like = status_codes.find_lines(list(code_lines.values()), index)
+        inside = _harmless_codes(text, found, spans, code_lines, index)
+        hits, code_like = status_codes.find_lines(list(code_lines.values()), index, inside)
         cuda_own = _cuda_own(hits, text)
         hits = [h for i, h in enumerate(hits) if h.line not in explained
-                and h.code.name not in named and h.code.name not in inside
-                and i not in cuda_own]  # fmt: skip
+                and h.code.name not in named and i not in cuda_own]  # fmt: skip
         hits = _owned_by_entries(table, index, hits, found)
     facts = extract(text, _needed(table, found)) if found else []
     values = {f.name: f.value for f in facts}

@@ -1,0 +1,40 @@
+"""Review 29R: a second read of session 28's matcher code (issue 28: `rocmprov explain`); each
+test is a finding that failed on 35bba64, before its fix.
+
+The texts are synthetic reproducers built around real program lines (rocBLAS 4.2.0's
+rocblas_set_stream warning, library/src/include/handle.hpp#L372 at rocBLAS 54f305c); they
+quote no report."""
+
+from __future__ import annotations
+
+from rocmprov.kb.matcher import analyse
+from rocmprov.kb.scan import MAX_COUNT
+
+# rocBLAS 4.2.0's harmless warning: its matched span holds a HIP status code's name
+# (the fixture's line, as definitions.hpp#L77's format prints it)
+WARNING = "hip error code: 'hipErrorContextIsDestroyed':709 at library/src/include/handle.hpp:372\n"
+HARMLESS = "release.rocblas-set-stream-context-destroyed-warning"
+CODE = "code.hip.hipErrorContextIsDestroyed"
+# the same code in a line of a program's own (synthetic): no harmless message
+REAL = "hipMemcpy failed: hipErrorContextIsDestroyed\n"
+
+
+def _found(text: str) -> dict[str, tuple[int, ...]]:
+    return {m.id: m.lines for m in analyse(text).matches}
+
+
+def test_a_harmless_span_explains_its_code_on_its_own_line_only() -> None:
+    """F1: the code names inside a harmless match's span were dropped on every line of the log
+    (35bba64: a real failure on line 1 vanished behind a warning on line 2, exit 0)."""
+    assert _found(WARNING) == {HARMLESS: (1,)}
+    assert _found(REAL + WARNING) == {CODE: (1,), HARMLESS: (2,)}
+    # the code's first line was inside the span: its next line is its hit, not nothing
+    assert _found(WARNING + REAL) == {HARMLESS: (1,), CODE: (2,)}
+
+
+def test_a_saturated_harmless_entry_still_explains_its_code_after_the_scan_stopped() -> None:
+    """Past MAX_COUNT matches the scan stops looking for the entry: the lines after that are
+    its own too, not a bare code."""
+    assert _found(WARNING * (MAX_COUNT + 50)) == {HARMLESS: tuple(range(1, 11))}
+    found = _found(REAL + WARNING * (MAX_COUNT + 50))
+    assert found[CODE] == (1,)
