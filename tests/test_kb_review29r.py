@@ -7,8 +7,11 @@ quote no report."""
 
 from __future__ import annotations
 
-from rocmprov.kb.matcher import analyse
-from rocmprov.kb.scan import MAX_COUNT
+from rocmprov.kb import load_table
+from rocmprov.kb.codes import load_codes
+from rocmprov.kb.locale import load_phrases
+from rocmprov.kb.matcher import _add_loosened, analyse
+from rocmprov.kb.scan import MAX_COUNT, compile_table, scan
 
 # rocBLAS 4.2.0's harmless warning: its matched span holds a HIP status code's name
 # (the fixture's line, as definitions.hpp#L77's format prints it)
@@ -38,3 +41,18 @@ def test_a_saturated_harmless_entry_still_explains_its_code_after_the_scan_stopp
     assert _found(WARNING * (MAX_COUNT + 50)) == {HARMLESS: tuple(range(1, 11))}
     found = _found(REAL + WARNING * (MAX_COUNT + 50))
     assert found[CODE] == (1,)
+
+
+def test_a_match_found_only_in_the_text_put_back_keeps_no_places_of_that_text() -> None:
+    """F4: where kb/reflow.py moved no line (an HTML entity, quote marks, spacing put back),
+    35bba64 kept the scan's places on the text put back as places on the user's line (`Found.at`,
+    which kb/ownwords.py reads to cut a localised enormous line's evidence): here the match ends
+    at 86 there and at 94 on the user's line. Not known is what they are now."""
+    table = load_table()
+    compiled = compile_table(table, load_codes(), load_phrases().words)
+    text = WARNING.replace("'", "&#39;")
+    found = scan(text, compiled, {})
+    assert not found
+    added = _add_loosened(text, compiled, found)
+    assert [table.entries[i].id for i in added] == [HARMLESS]
+    assert [found[i].at for i in added] == [[(-1, -1)]]

@@ -128,7 +128,7 @@ def _result(entry: Entry, acc: Found, context: Mapping[str, str]) -> Match:
         count=acc.count,
         condition=chosen.when if chosen else "",
         notes=tuple(c.when for c in entry.conditions),
-        at=tuple(acc.at[i] for i in order) if len(acc.at) == len(acc.lines) else (),
+        at=tuple(acc.at[i] for i in order),
     )
 
 
@@ -242,7 +242,8 @@ def _owned_by_entries(
         if owner is None or (hit.how == "hex" and not _STATUS_WORDS.search(hit.evidence)):
             rest.append(hit)  # a hex value beside "HSA" without a status word: maybe a mask
         elif owner not in found:
-            found[owner] = Found(hit.line, [hit.line], [clip(hit.evidence)], count=1)
+            found[owner] = Found(hit.line, [hit.line], [clip(hit.evidence)], count=1,
+                                 at=[(-1, -1)])  # fmt: skip
     return rest
 
 
@@ -259,7 +260,9 @@ def _add_loosened(text: str, compiled: Any, found: dict[int, Found]) -> set[int]
                     first = dict(zip((starts[n - 1] for n in acc.lines), acc.evidence, strict=True))
                     acc.first_line = starts[acc.first_line - 1]
                     acc.lines, acc.evidence = list(first), list(first.values())
-                    acc.at = []  # places in the text put back, not in this one
+                # places on the lines put back (quote marks, spaces, entities gone even where no
+                # line moved), not on the text's: not known there
+                acc.at = [(-1, -1)] * len(acc.lines)
                 found[i] = acc
                 added.add(i)
     return added
