@@ -56,3 +56,12 @@ def test_a_match_found_only_in_the_text_put_back_keeps_no_places_of_that_text() 
     added = _add_loosened(text, compiled, found)
     assert [table.entries[i].id for i in added] == [HARMLESS]
     assert [found[i].at for i in added] == [[(-1, -1)]]
+
+
+def test_a_harmless_line_put_back_explains_its_code_on_its_own_line_only() -> None:
+    """F5: a harmless line found only in the text put back (kb/reflow.py: here an HTML-escaped
+    quote) explained its code's name on every line, as F1 (pre-28): the real line vanished."""
+    escaped = WARNING.replace("'", "&#39;")
+    assert _found(escaped) == {HARMLESS: (1,)}
+    assert _found(REAL + escaped) == {CODE: (1,), HARMLESS: (2,)}
+    assert _found(escaped + REAL) == {HARMLESS: (1,), CODE: (2,)}

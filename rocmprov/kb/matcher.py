@@ -21,8 +21,7 @@ other is reported with its meaning, below every table entry.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -30,6 +29,7 @@ from typing import Any
 from rocmprov.kb import codes as status_codes
 from rocmprov.kb.context import FACTS, Fact, extract, hint
 from rocmprov.kb.contexts import NVIDIA_MACHINE
+from rocmprov.kb.harmlesscodes import harmless_codes, put_back_codes
 from rocmprov.kb.lineends import normalise
 from rocmprov.kb.locale import Translation, load_phrases, translate
 from rocmprov.kb.ownwords import own_evidence
@@ -277,32 +277,6 @@ def _own_words(result: Match, translation: Translation) -> Match:
     return replace(result, evidence=evidence, english=english)
 
 
-def _harmless_codes(
-    text: str, found: dict[int, Found], harmless: set[int],
-    code_lines: dict[int, tuple[int, str]], index: status_codes.Codes,
-) -> Callable[[int, str], bool]:  # fmt: skip
-    """Whether a status code (line number, name) is explained by a harmless match found in
-    place: it is inside one of the matched spans of the entries `harmless` on that line (a code
-    printed after the message, e.g. a flattened "... Error {e}", or the same code on another
-    line, stays). An entry counted MAX_COUNT times was no longer looked for: the codes its spans
-    hold are explained on every line after its last one too. Only the code lines the scan found
-    (`code_lines`: line start -> (number, line)) are read, each within a span."""
-    starts = sorted(code_lines)
-    inside: set[tuple[int, str]] = set()
-    after: dict[str, int] = {}  # name -> explained on every line after this one
-    for i in harmless:
-        acc = found[i]
-        for lo, hi in acc.seen_spans:
-            for s in starts[max(0, bisect_right(starts, lo) - 1) : bisect_left(starts, hi)]:
-                number, line = code_lines[s]
-                a, b = max(lo, s), min(hi, s + len(line))
-                for hit in status_codes.find(text[a:b], index)[0] if a < b else ():
-                    inside.add((number, hit.code.name))
-                    if acc.count >= MAX_COUNT:
-                        after[hit.code.name] = max(after.get(hit.code.name, 0), number)
-    return lambda number, name: (number, name) in inside or number > after.get(name, number)
-
-
 def analyse(
     text: str, *, context: dict[str, Any] | None = None, table: Table | None = None,
     codes: bool = True,
@@ -348,20 +322,22 @@ def analyse(
     code_like: list[str] = []
     if index is not None and code_lines:
         # a harmless line put back from a longer one (a JSON log line) explains only the codes
-        # it names itself, not every code on that original line
-        # (one that a more specific harmless entry superseded is gone from `found`)
+        # it names itself, not every code on that original line, and each on its own line only
+        # (kb/harmlesscodes.py; one a more specific harmless entry superseded is gone from
+        # `found`)
         put_back = {i for i in loosened if table.entries[i].harmless and i in found}
         # a harmless match found in place explains only the codes inside its matched span (a
         # code printed after it on the same line, e.g. a flattened "... Error {e}", stays)
         spans = {i for i, acc in found.items() if table.entries[i].harmless
                  and i not in put_back and i not in native}  # fmt: skip
         explained = {n for i, acc in found.items() if i not in put_back | spans for n in acc.lines}
-        named = "\n".join(ev for i in put_back for ev in found[i].evidence)
-        inside = _harmless_codes(text, found, spans, code_lines, index)
-        hits, code_like = status_codes.find_lines(list(code_lines.values()), index, inside)
+        named = put_back_codes(found, put_back)
+        inside = harmless_codes(text, found, spans, code_lines, index)
+        hits, code_like = status_codes.find_lines(
+            list(code_lines.values()), index, lambda n, name: inside(n, name) or named(n, name)
+        )
         cuda_own = _cuda_own(hits, text)
-        hits = [h for i, h in enumerate(hits) if h.line not in explained
-                and h.code.name not in named and i not in cuda_own]  # fmt: skip
+        hits = [h for i, h in enumerate(hits) if h.line not in explained and i not in cuda_own]
         hits = _owned_by_entries(table, index, hits, found)
     facts = extract(text, _needed(table, found)) if found else []
     values = {f.name: f.value for f in facts}
