@@ -65,3 +65,12 @@ def test_a_harmless_line_put_back_explains_its_code_on_its_own_line_only() -> No
     assert _found(escaped) == {HARMLESS: (1,)}
     assert _found(REAL + escaped) == {CODE: (1,), HARMLESS: (2,)}
     assert _found(escaped + REAL) == {HARMLESS: (1,), CODE: (2,)}
+
+
+def test_several_lines_put_back_from_one_line_do_not_explain_the_code_after_it() -> None:
+    """F5: a harmless entry matched twice on one original line (two escaped warnings in one
+    JSON string) has more matches than evidence lines without any line left unshown."""
+    line = '{"log": "' + WARNING.rstrip("\n").replace("'", "\\u0027") + "\\n"
+    line += WARNING.rstrip("\n").replace("'", "\\u0027") + '\\n"}\n'
+    found = analyse(line + REAL).matches
+    assert [(m.id, m.lines) for m in found] == [(CODE, (2,)), (HARMLESS, (1,))]

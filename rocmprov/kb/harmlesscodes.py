@@ -16,7 +16,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 
 from rocmprov.kb import codes as status_codes
-from rocmprov.kb.scan import MAX_COUNT, Found
+from rocmprov.kb.scan import MAX_COUNT, MAX_EVIDENCE, Found
 
 
 def harmless_codes(
@@ -47,8 +47,9 @@ def harmless_codes(
 
 def put_back_codes(found: dict[int, Found], put_back: set[int]) -> Callable[[int, str], bool]:
     """Whether a status code (line number, name) is explained by a harmless line put back from a
-    longer one (a JSON log line, kb/reflow.py): its evidence on that line names the code; past
-    the lines its evidence keeps (MAX_EVIDENCE), on every line after the last one too. Not the
+    longer one (a JSON log line, kb/reflow.py): its evidence on that line names the code; where
+    it matched more lines than its evidence keeps (MAX_EVIDENCE), on every line after the last
+    one kept too (several matches on one original line are not that). Not the
     name on every line of the text (35bba64: a real code before such a line vanished)."""
     shown: dict[int, list[str]] = {}
     after: list[tuple[int, str]] = []  # (last evidence line, its evidence) of a longer match
@@ -56,7 +57,7 @@ def put_back_codes(found: dict[int, Found], put_back: set[int]) -> Callable[[int
         acc = found[i]
         for number, line in zip(acc.lines, acc.evidence, strict=True):
             shown.setdefault(number, []).append(line)
-        if acc.count > len(acc.lines):
+        if len(acc.lines) >= MAX_EVIDENCE and acc.count > len(acc.lines):  # lines not kept
             after.append((max(acc.lines), "\n".join(acc.evidence)))
     return lambda number, name: (
         any(name in line for line in shown.get(number, ()))
