@@ -8,6 +8,7 @@ import re
 import pytest
 
 from rocmprov.kb import load_table
+from rocmprov.kb.prefixes import LOG_PREFIX, continued
 from rocmprov.kb.regexatoms import class_end, group_close, structure
 
 
@@ -56,3 +57,14 @@ def test_every_class_and_group_of_the_tables_patterns_is_a_regex_of_its_own() ->
                 re.compile(re.sub(r"\\[1-9]|\(\?P=\w+\)", "", regex[i : close + 1]))
                 groups += 1
     assert groups > 1000
+
+
+@pytest.mark.parametrize("regex,breaks", [(r"[]\n]x\n", 1), (r"[^]\n]\n?y", 1),
+                                          (r"[\]\n]a\n{2}\n", 2), (r"\\n[\n]\n", 1)])  # fmt: skip
+def test_continued_prefixes_only_the_breaks_outside_classes(regex: str, breaks: int) -> None:
+    """prefixes.continued copies a class whole with class_end (review 29R: it had its own copy
+    of the walk): a break inside a class, or an escaped backslash before an n, takes no prefix."""
+    out = continued(regex)
+    assert out.count(LOG_PREFIX) == breaks
+    assert out.replace(f"(?:\\n{LOG_PREFIX}?+)", "\\n").replace(f"{LOG_PREFIX}?+", "") == regex
+    re.compile(out)

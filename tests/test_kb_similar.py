@@ -68,11 +68,13 @@ def test_harmless_lines_of_the_table_rarely_resemble_a_real_cause() -> None:
     """Leave-one-out on the table's harmless entries: with the entry taken out, its own lines
     reach THRESHOLD against a real cause for at most 1 in 10 (THRESHOLD was set so).
 
-    Not counted: a context twin, a harmless line that the real entry it resembles matches by
-    its own pattern (the same message, harmless on one kind of host and a cause on another:
-    JAX's CPU fallback on a CPU host, llama.cpp's "no usable GPU" on a CPU node). Its
-    resemblance is the point, and the tier never reads it: one of the two entries matches it,
-    and which one is the context rules' call (kb/scan.py), not the tier's."""
+    A context twin (a harmless line that a real entry matches by its own pattern: the same
+    message, harmless on one kind of host and a cause on another, JAX's CPU fallback on a CPU
+    host, llama.cpp's "no usable GPU" on a CPU node) is compared with the table less the real
+    entries that match it: their resemblance is the point and the context rules' call
+    (kb/scan.py), not the tier's, but a resemblance to any OTHER real cause still counts (review
+    29R: 35bba64 left twins out whole, so a twin close to a third entry counted for nothing;
+    without them 18 of 176 were over the bound of 17). Twins stay few: under 1 in 10."""
     by_id = {e.id: e for e in TABLE.entries}
     scores, twins = [], 0
     for entry in (e for e in TABLE.entries if e.harmless):
@@ -81,9 +83,12 @@ def test_harmless_lines_of_the_table_rarely_resemble_a_real_cause() -> None:
             if not sim.informative(line):
                 continue
             close = sim.similar(line, rest)
-            if close and any(p.compiled.search(line) for p in by_id[close[0].id].patterns):
+            twin = {
+                c.id for c in close if any(p.compiled.search(line) for p in by_id[c.id].patterns)
+            }
+            if twin:  # scored again without the entries that match it
                 twins += 1
-                continue
+                close = sim.similar(line, Table(tuple(e for e in rest.entries if e.id not in twin)))
             scores.append(bool(close))
     assert twins < len(scores) // 10, (twins, len(scores))
     assert len(scores) > 40 and sum(scores) <= len(scores) // 10, (sum(scores), len(scores))

@@ -12,6 +12,7 @@ with NCCL_DEBUG=INFO for details)"), and for HSA by its hex value on a line that
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -166,17 +167,19 @@ def _line_of(text: str, pos: int, cache: list[int]) -> tuple[int, str]:
 
 
 def find_lines(
-    lines: list[tuple[int, str]], codes: Codes | None = None
-) -> tuple[list[Hit], list[str]]:
+    lines: list[tuple[int, str]], codes: Codes | None = None,
+    skip: Callable[[int, str], bool] | None = None,
+) -> tuple[list[Hit], list[str]]:  # fmt: skip
     """`find` on the given (line number, line) pairs only: the lines the matcher's scan found a
-    code's literal on."""
+    code's literal on. A code that `skip(line number, name)` says is explained on its line is
+    passed over there: its first line elsewhere is its hit."""
     codes = codes or load_codes()
     hits: dict[str, Hit] = {}
     unknown: list[str] = []
     for number, line in sorted(lines):
         found, names = find(line, codes)
         for hit in found:
-            if hit.code.name not in hits:
+            if hit.code.name not in hits and not (skip and skip(number, hit.code.name)):
                 hits[hit.code.name] = Hit(hit.code, number, hit.evidence, hit.how)
         unknown += [n for n in names if n not in unknown][: max(0, 20 - len(unknown))]
     return sorted(hits.values(), key=lambda h: (h.line, h.code.name)), unknown

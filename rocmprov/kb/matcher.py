@@ -21,7 +21,6 @@ other is reported with its meaning, below every table entry.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -30,6 +29,7 @@ from typing import Any
 from rocmprov.kb import codes as status_codes
 from rocmprov.kb.context import FACTS, Fact, extract, hint
 from rocmprov.kb.contexts import NVIDIA_MACHINE
+from rocmprov.kb.harmlesscodes import harmless_codes, put_back_codes
 from rocmprov.kb.lineends import normalise
 from rocmprov.kb.locale import Translation, load_phrases, translate
 from rocmprov.kb.ownwords import own_evidence
@@ -128,7 +128,7 @@ def _result(entry: Entry, acc: Found, context: Mapping[str, str]) -> Match:
         count=acc.count,
         condition=chosen.when if chosen else "",
         notes=tuple(c.when for c in entry.conditions),
-        at=tuple(acc.at[i] for i in order) if len(acc.at) == len(acc.lines) else (),
+        at=tuple(acc.at[i] for i in order),
     )
 
 
@@ -242,7 +242,8 @@ def _owned_by_entries(
         if owner is None or (hit.how == "hex" and not _STATUS_WORDS.search(hit.evidence)):
             rest.append(hit)  # a hex value beside "HSA" without a status word: maybe a mask
         elif owner not in found:
-            found[owner] = Found(hit.line, [hit.line], [clip(hit.evidence)], count=1)
+            found[owner] = Found(hit.line, [hit.line], [clip(hit.evidence)], count=1,
+                                 at=[(-1, -1)])  # fmt: skip
     return rest
 
 
@@ -259,7 +260,9 @@ def _add_loosened(text: str, compiled: Any, found: dict[int, Found]) -> set[int]
                     first = dict(zip((starts[n - 1] for n in acc.lines), acc.evidence, strict=True))
                     acc.first_line = starts[acc.first_line - 1]
                     acc.lines, acc.evidence = list(first), list(first.values())
-                    acc.at = []  # places in the text put back, not in this one
+                # places on the lines put back (quote marks, spaces, entities gone even where no
+                # line moved), not on the text's: not known there
+                acc.at = [(-1, -1)] * len(acc.lines)
                 found[i] = acc
                 added.add(i)
     return added
@@ -272,23 +275,6 @@ def _own_words(result: Match, translation: Translation) -> Match:
         return result
     evidence, english = own_evidence(translation, result.lines, result.evidence, result.at)
     return replace(result, evidence=evidence, english=english)
-
-
-def _codes_in_spans(
-    text: str, spans: list[tuple[int, int]], code_lines: dict[int, tuple[int, str]],
-    index: status_codes.Codes,
-) -> set[str]:  # fmt: skip
-    """Names of the status codes inside the matched spans `spans` of `text` (only spans that
-    reach a line the scan found a code's literal on, `code_lines`: line start -> line)."""
-    starts = sorted(code_lines)
-    inside: set[str] = set()
-    for lo, hi in spans:
-        k = max(0, bisect_right(starts, lo) - 1)
-        near = starts[k : bisect_left(starts, hi)]
-        if not any(s <= hi and s + len(code_lines[s][1]) >= lo for s in near):
-            continue
-        inside.update(h.code.name for h in status_codes.find(text[lo:hi], index)[0])
-    return inside
 
 
 def analyse(
@@ -336,22 +322,22 @@ def analyse(
     code_like: list[str] = []
     if index is not None and code_lines:
         # a harmless line put back from a longer one (a JSON log line) explains only the codes
-        # it names itself, not every code on that original line
-        # (one that a more specific harmless entry superseded is gone from `found`)
+        # it names itself, not every code on that original line, and each on its own line only
+        # (kb/harmlesscodes.py; one a more specific harmless entry superseded is gone from
+        # `found`)
         put_back = {i for i in loosened if table.entries[i].harmless and i in found}
         # a harmless match found in place explains only the codes inside its matched span (a
         # code printed after it on the same line, e.g. a flattened "... Error {e}", stays)
         spans = {i for i, acc in found.items() if table.entries[i].harmless
                  and i not in put_back and i not in native}  # fmt: skip
         explained = {n for i, acc in found.items() if i not in put_back | spans for n in acc.lines}
-        named = "\n".join(ev for i in put_back for ev in found[i].evidence)
-        inside = _codes_in_spans(text, [s for i in spans for s in found[i].seen_spans],
-                                 code_lines, index)  # fmt: skip
-        hits, code_like = status_codes.find_lines(list(code_lines.values()), index)
+        named = put_back_codes(found, put_back)
+        inside = harmless_codes(text, found, spans, code_lines, index)
+        hits, code_like = status_codes.find_lines(
+            list(code_lines.values()), index, lambda n, name: inside(n, name) or named(n, name)
+        )
         cuda_own = _cuda_own(hits, text)
-        hits = [h for i, h in enumerate(hits) if h.line not in explained
-                and h.code.name not in named and h.code.name not in inside
-                and i not in cuda_own]  # fmt: skip
+        hits = [h for i, h in enumerate(hits) if h.line not in explained and i not in cuda_own]
         hits = _owned_by_entries(table, index, hits, found)
     facts = extract(text, _needed(table, found)) if found else []
     values = {f.name: f.value for f in facts}

@@ -37,36 +37,28 @@ LOG_PREFIX = (
 
 
 def continued(regex: str) -> str:
-    """`regex` with an optional LOG_PREFIX after each of its line breaks."""
+    """`regex` with an optional LOG_PREFIX after each of its line breaks (a `\\n` outside a
+    character class: classes are copied whole, kb/regexatoms.py)."""
     out: list[str] = []
-    i, in_class = 0, False
+    i = 0
     while i < len(regex):
         ch = regex[i]
         if ch == "\\" and i + 1 < len(regex):
             pair = regex[i : i + 2]
-            if pair == r"\n" and not in_class:
+            if pair == r"\n":
                 # a quantified break (`\n?`, `\n*`) keeps its quantifier: group it with its prefix
                 quantified = regex[i + 2 : i + 3] in ("?", "*", "+", "{")
                 out.append(f"(?:\\n{LOG_PREFIX}?+)" if quantified else f"\\n{LOG_PREFIX}?+")
             else:
                 out.append(pair)
             i += 2
-            continue
-        if ch == "[" and not in_class:
-            in_class = True
-            out.append(ch)
-            if regex[i + 1 : i + 2] == "^":
-                out.append("^")
-                i += 1
-            if regex[i + 1 : i + 2] == "]":  # a literal ] first in a class
-                out.append("]")
-                i += 1
-        elif ch == "]" and in_class:
-            in_class = False
-            out.append(ch)
+        elif ch == "[":
+            end = class_end(regex, i)
+            out.append(regex[i:end])
+            i = end
         else:
             out.append(ch)
-        i += 1
+            i += 1
     return "".join(out)
 
 

@@ -1,8 +1,9 @@
 """Where the pieces of a regex's source end: a character class, a group. Pure, no imports.
 
 kb/redact.py (which values a pattern reads on their own) and kb/prefixes.py (a pattern's
-top-level atoms, to cut it at a line's end) both walk a pattern's source skipping escapes and
-character classes; this is that walk, once. prefixes.py imports redact.py, so it lives in a
+top-level atoms, to cut it at a line's end; its line breaks outside classes, to let a log prefix
+follow them) walk a pattern's source skipping escapes and character classes; this is that walk,
+once. prefixes.py imports redact.py, so it lives in a
 module of its own (no import circle: tests/test_architecture.py). It reads the source as text:
 a pattern that does not compile gets an answer, not an error (an unclosed group runs to the
 end).
