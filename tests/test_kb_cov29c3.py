@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocmprov.kb import Match, match
+from rocmprov.kb import Match, load_table, match
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -88,3 +88,89 @@ def test_invokeai_cpu_line_on_an_nvidia_machine_is_not_an_amd_cause() -> None:
     """With an NVIDIA driver line (constructed) the torch-on-CPU line is not the ROCm cause."""
     nvidia = "NVIDIA-SMI 535.104.05    Driver Version: 535.104.05    CUDA Version: 12.2\n"
     assert not any(m.id == SDW for m in _real(nvidia + _body(INVOKE)))
+
+
+STOUL = FIXTURES / "kb" / "miopen.stoul-exception.txt"
+
+
+def test_miopen_stoul_is_an_unknown_find_mode_value_not_a_gfx1151_defect() -> None:
+    """ROCm/pytorch#2837's script set MIOPEN_FIND_MODE='NO_DB', which MIOpen's name list
+    lacks, so stoul() threw (find_controls.cpp); the answer names the variable and the valid
+    names and sends nobody to another PyTorch index."""
+    found = _real(_body(STOUL))[0]
+    assert found.id == "miopen.stoul-exception"
+    assert "NO_DB" in found.cause and "MIOPEN_FIND_MODE" in found.title
+    for name in ("NORMAL", "FAST", "HYBRID", "DYNAMIC_HYBRID", "TRUST_VERIFY"):
+        assert name in found.cause
+    assert "gfx1151" not in found.cause + found.fix + found.title
+    assert "--index-url" not in found.fix
+
+
+def _sources(entry_id: str) -> tuple[str, ...]:
+    return next(e.sources for e in load_table().entries if e.id == entry_id)
+
+
+def test_ck_buffer_resource_entry_keeps_its_own_sources() -> None:
+    """615007f cited TheRock#4768, TheRock#1245 and ROCm/onnxruntime PR 174 for the
+    CK_BUFFER_RESOURCE_3RD_DWORD entry; the atomic-add entry inserted after it must not take
+    them over."""
+    moved = (
+        "https://github.com/ROCm/TheRock/issues/4768",
+        "https://github.com/ROCm/TheRock/issues/1245",
+        "https://github.com/ROCm/onnxruntime/pull/174",
+    )
+    own = _sources("compiler.ck-gpu-target-unsupported")
+    other = _sources(CKA)
+    assert all(url in own for url in moved)
+    assert not any(url in other for url in moved)
+
+
+def test_ck_fixes_name_flash_attention_main_rdna_support_and_keep_triton() -> None:
+    """Dao-AILab/flash-attention 5301a359 (PR #2400) builds the CK backend for RDNA 3/4;
+    releases up to 2.8.3.post1 allow gfx90a/gfx942/gfx950 only (setup.py)."""
+    dword = _real("error: use of undeclared identifier 'CK_TILE_BUFFER_RESOURCE_3RD_DWORD'")[0]
+    atomic = _real(_body(FIXTURES / "kb" / f"{CKA}.txt"))[0]
+    for found in (dword, atomic):
+        assert all(key in found.fix for key in ("5301a359", "gfx1100-1102", "gfx1200/1201"))
+        assert "FLASH_ATTENTION_TRITON_AMD_ENABLE" in found.fix
+        assert "Instinct (MI) GPUs only" not in found.fix
+        assert any("5301a359" in url and "setup.py" in url for url in found.sources)
+
+
+_ASSERT = _body(FIXTURES / "kb" / f"{CKA}.txt").splitlines()[0]
+
+
+def test_ck_tile_atomic_assertion_never_names_an_instinct_target_from_the_next_line() -> None:
+    """A parallel build may print another file's "compiling for gfx942." line under the
+    assertion (constructed ordering of two real clang lines): the cause must not call gfx942
+    the unsupported target, neither from the capture nor from the log's gfx fact."""
+    for gfx in ("gfx942", "gfx90a", "gfx950"):
+        found = _real(f"{_ASSERT}\n1 error generated when compiling for {gfx}.\n")[0]
+        assert found.id == CKA
+        assert f"({gfx}:" not in found.cause, found.cause
+
+
+def test_ck_tile_atomic_max_assertion_is_not_told_the_gpu_is_unsupported() -> None:
+    """atomic_max_g's assertion (generic_memory_space_atomic.hpp#L131-L135 at 8e22e1a) says
+    the same words but has no bf16 clause; a max on fp16 fails on every target, so the
+    atomic-add cause is not its answer (requirement rendered as clang prints it for
+    _Float16, N=4; constructed from the source)."""
+    line = (
+        "generic_memory_space_atomic_hip.hpp:131:19: error: static assertion failed due to "
+        "requirement '(std::is_same<_Float16, int>::value && (4 == 1)) || "
+        "(std::is_same<_Float16, unsigned int>::value && (4 == 1)) || "
+        "(std::is_same<_Float16, float>::value && (4 == 1 || 4 == 2)) || "
+        "(std::is_same<_Float16, double>::value && (4 == 1))': wrong! not implemented"
+    )
+    assert not any(m.id == CKA for m in _real(line))
+
+
+def test_invokeai_cpu_line_in_syslog_and_legacy_formats_gets_the_torch_cause() -> None:
+    """InvokeAI's syslog ("InvokeAI [pid] <INFO> ") and legacy (">> ") console formats
+    (logging.py#L273, #L281 at 8e71a8a) print the same start-up line."""
+    for slug in ("syslog", "legacy"):
+        path = FIXTURES / "kb-wordings" / f"{SDW}.invokeai-{slug}-format.txt"
+        found = _real(_body(path))[0]
+        assert found.id == SDW
+        assert "device: cpu" in found.fix
+    assert not _real(">> Using torch device: CPU\n")  # no ROCm context: no GPU cause
