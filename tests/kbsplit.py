@@ -74,6 +74,7 @@ def cited_before_split() -> frozenset[str]:
 NOT_REPORTS = (
     "rocm.docs.amd.com", "docs.", "readthedocs.io", "pytorch.org", "kernel.org",
     "man7.org", "manpages.", "wiki.", "gitlab.freedesktop.org/drm/amd/-/wikis",
+    "packages.",  # distributions' package indexes (packages.debian.org, packages.fedoraproject.org)
 )  # fmt: skip
 _SOURCE_PATHS = ("/blob/", "/tree/", "/raw/", "/commit/", "/releases/", "/wiki/")
 
