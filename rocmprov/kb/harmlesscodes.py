@@ -6,17 +6,23 @@ A harmless line can print a status code's name (rocBLAS 4.2.0's "hip error code:
 not a failure. Only it: the same code on another line, or printed after the harmless message
 on its line (a flattened "... Error {e}"), is still looked up. Each function returns a
 predicate over (line number, code name) that kb/codes.py's `find_lines` passes over, so a
-code's next line is its hit. Past where the scan stopped reading an entry, or past the lines
-its evidence keeps, its codes are explained on every later line too.
+code's next line is its hit. A code line no in-place span explains (a line put back from an
+escaped or JSON one, one past the lines the evidence keeps or past where the scan stopped
+reading the entry) is read on its own: a found harmless entry's single-line pattern must match
+it, with the code inside the match (`line_codes`); no rule explains "every line after" one.
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
+from typing import Any
 
 from rocmprov.kb import codes as status_codes
-from rocmprov.kb.scan import MAX_COUNT, MAX_EVIDENCE, Found
+from rocmprov.kb.reflow import plain_marks, plain_spacing, unescape
+from rocmprov.kb.scan import Found, line_match
+from rocmprov.kb.window import Seen, context_ok
 
 
 def harmless_codes(
@@ -26,12 +32,10 @@ def harmless_codes(
     """Whether a status code (line number, name) is explained by a harmless match found in
     place: it is inside one of the matched spans of the entries `harmless` on that line (a code
     printed after the message, e.g. a flattened "... Error {e}", or the same code on another
-    line, stays). An entry counted MAX_COUNT times was no longer looked for: the codes its spans
-    hold are explained on every line after its last one too. Only the code lines the scan found
+    line, stays). Only the code lines the scan found
     (`code_lines`: line start -> (number, line)) are read, each within a span."""
     starts = sorted(code_lines)
     inside: set[tuple[int, str]] = set()
-    after: dict[str, int] = {}  # name -> explained on every line after this one
     for i in harmless:
         acc = found[i]
         for lo, hi in acc.seen_spans:
@@ -40,26 +44,53 @@ def harmless_codes(
                 a, b = max(lo, s), min(hi, s + len(line))
                 for hit in status_codes.find(text[a:b], index)[0] if a < b else ():
                     inside.add((number, hit.code.name))
-                    if acc.count >= MAX_COUNT:
-                        after[hit.code.name] = max(after.get(hit.code.name, 0), number)
-    return lambda number, name: (number, name) in inside or number > after.get(name, number)
+    return lambda number, name: (number, name) in inside
 
 
-def put_back_codes(found: dict[int, Found], put_back: set[int]) -> Callable[[int, str], bool]:
-    """Whether a status code (line number, name) is explained by a harmless line put back from a
-    longer one (a JSON log line, kb/reflow.py): its evidence on that line names the code; where
-    it matched more lines than its evidence keeps (MAX_EVIDENCE), on every line after the last
-    one kept too (several matches on one original line are not that). Not the
-    name on every line of the text (35bba64: a real code before such a line vanished)."""
-    shown: dict[int, list[str]] = {}
-    after: list[tuple[int, str]] = []  # (last evidence line, its evidence) of a longer match
-    for i in put_back:
-        acc = found[i]
-        for number, line in zip(acc.lines, acc.evidence, strict=True):
-            shown.setdefault(number, []).append(line)
-        if len(acc.lines) >= MAX_EVIDENCE and acc.count > len(acc.lines):  # lines not kept
-            after.append((max(acc.lines), "\n".join(acc.evidence)))
-    return lambda number, name: (
-        any(name in line for line in shown.get(number, ()))
-        or any(number > last and name in evidence for last, evidence in after)
-    )
+# a harmless target's match on a code line: (target, the codes it holds, its place on the line
+# as written; None on a line put back)
+_Held = tuple[Any, frozenset[str], tuple[int, int] | None]
+
+
+def line_codes(
+    text: str, code_lines: dict[int, tuple[int, str]], harmless: set[int], compiled: Any,
+    index: status_codes.Codes,
+) -> Callable[[int, str], bool]:  # fmt: skip
+    """Whether a status code (line number, name) on a line no in-place span explains is a found
+    harmless entry's: one of its single-line patterns matches that line, as written or put back
+    (kb/reflow.py: escapes, entities, quote marks, spacing made plain; a JSON string's lines
+    each), by the scan's own check (scan.line_match, a context's `unless`/`near` read around the
+    user's line), and the match holds the code. A line past the entry's last evidence line or
+    its MAX_COUNT is read the same way; the same line put back elsewhere too. The matches are
+    cached by line text (a log of one warning repeated reads it once)."""
+    own = (t for ts in compiled.targets.values() for t in ts if t.entry in harmless)
+    targets = list({id(t): t for t in own if t.source is not None and t.lines == 1}.values())
+    where = {number: (start, line) for start, (number, line) in code_lines.items()}
+    seen: dict[re.Pattern[str], Seen] = {}
+    cache: dict[tuple[str, bool], list[_Held]] = {}
+
+    def matches(line: str, loose: bool) -> list[_Held]:
+        """(target, the codes its match holds, its place on the line: None put back)."""
+        if (line, loose) not in cache:
+            forms = [plain_spacing(plain_marks(p)) for p in unescape(line)[0].split("\n")]
+            out = []
+            for form in forms if loose else [line]:
+                for target in targets:
+                    m = line_match(target, form, 0, len(form), 0, len(form))
+                    if m is not None:
+                        held = status_codes.find(m.group(), index)[0]
+                        names = frozenset(h.code.name for h in held)
+                        out.append((target, names, None if loose else m.span()))
+            cache[line, loose] = out
+        return cache[line, loose]
+
+    def check(number: int, name: str) -> bool:
+        start, line = where[number]
+        for loose in (False, True):
+            for target, names, span in matches(line, loose):
+                a, b = (start + span[0], start + span[1]) if span else (start, start + len(line))
+                if name in names and context_ok(text, target, a, b, seen):
+                    return True
+        return False
+
+    return check
