@@ -62,25 +62,32 @@ def line_codes(
     each), by the scan's own check (scan.line_match, a context's `unless`/`near` read around the
     user's line), and the match holds the code. A line past the entry's last evidence line or
     its MAX_COUNT is read the same way; the same line put back elsewhere too. The matches are
-    cached by line text (a log of one warning repeated reads it once)."""
+    cached by line text, the codes by match text (a log of one warning repeated, or with a
+    time stamp before each, reads its codes once)."""
     own = (t for ts in compiled.targets.values() for t in ts if t.entry in harmless)
     targets = list({id(t): t for t in own if t.source is not None and t.lines == 1}.values())
     where = {number: (start, line) for start, (number, line) in code_lines.items()}
     seen: dict[re.Pattern[str], Seen] = {}
     cache: dict[tuple[str, bool], list[_Held]] = {}
+    names: dict[str, frozenset[str]] = {}  # match text -> the codes it holds
+
+    def held(match: str) -> frozenset[str]:
+        if match not in names:
+            names[match] = frozenset(h.code.name for h in status_codes.find(match, index)[0])
+        return names[match]
 
     def matches(line: str, loose: bool) -> list[_Held]:
         """(target, the codes its match holds, its place on the line: None put back)."""
         if (line, loose) not in cache:
-            forms = [plain_spacing(plain_marks(p)) for p in unescape(line)[0].split("\n")]
+            forms = [line]
+            if loose:
+                forms = [plain_spacing(plain_marks(p)) for p in unescape(line)[0].split("\n")]
             out = []
-            for form in forms if loose else [line]:
+            for form in forms:
                 for target in targets:
                     m = line_match(target, form, 0, len(form), 0, len(form))
                     if m is not None:
-                        held = status_codes.find(m.group(), index)[0]
-                        names = frozenset(h.code.name for h in held)
-                        out.append((target, names, None if loose else m.span()))
+                        out.append((target, held(m.group()), None if loose else m.span()))
             cache[line, loose] = out
         return cache[line, loose]
 
