@@ -131,3 +131,13 @@ def test_a_line_read_on_its_own_keeps_its_patterns_context_rule() -> None:
         CODE: (8,),
     }
     assert {m.id: m.lines for m in analyse(text, table=table).matches} == {HARMLESS: (1,)}
+
+
+def test_the_same_code_after_the_warning_on_its_line_is_still_reported() -> None:
+    """R4 (F): a JSON log line holding the warning and then a failure with the same code (its
+    string's \\n between them): the match held the name, so the second copy was hidden too (as
+    the module says, a code printed after the harmless message is still looked up)."""
+    line = '{"log": "' + WARNING.rstrip("\n") + "\\n" + REAL.rstrip("\n") + '\\n"}\n'
+    assert _found(line) == {HARMLESS: (1,), CODE: (1,)}
+    # two warnings on one line: both copies are inside a match (the scan keeps the first only)
+    assert _found(WARNING.rstrip("\n") + " " + WARNING) == {HARMLESS: (1,)}

@@ -28,23 +28,34 @@ from rocmprov.kb.window import Seen, context_ok
 def harmless_codes(
     text: str, found: dict[int, Found], harmless: set[int],
     code_lines: dict[int, tuple[int, str]], index: status_codes.Codes,
-) -> Callable[[int, str], bool]:  # fmt: skip
-    """Whether a status code (line number, name) is explained by a harmless match found in
-    place: it is inside one of the matched spans of the entries `harmless` on that line (a code
-    printed after the message, e.g. a flattened "... Error {e}", or the same code on another
-    line, stays). Only the code lines the scan found
-    (`code_lines`: line start -> (number, line)) are read, each within a span."""
+) -> dict[int, tuple[set[str], list[tuple[int, int]]]]:  # fmt: skip
+    """The harmless matches found in place on each code line (line number -> (the codes inside
+    the matched spans of the entries `harmless` on that line, those spans on the line)). Only the
+    code lines the scan found (`code_lines`: line start -> (number, line)) are read, each within
+    a span."""
     starts = sorted(code_lines)
-    inside: set[tuple[int, str]] = set()
+    out: dict[int, tuple[set[str], list[tuple[int, int]]]] = {}
     for i in harmless:
         acc = found[i]
         for lo, hi in acc.seen_spans:
             for s in starts[max(0, bisect_right(starts, lo) - 1) : bisect_left(starts, hi)]:
                 number, line = code_lines[s]
                 a, b = max(lo, s), min(hi, s + len(line))
-                for hit in status_codes.find(text[a:b], index)[0] if a < b else ():
-                    inside.add((number, hit.code.name))
-    return lambda number, name: (number, name) in inside
+                if a < b:
+                    names, spans = out.setdefault(number, (set(), []))
+                    spans.append((a - s, b - s))
+                    names.update(hit.code.name for hit in status_codes.find(text[a:b], index)[0])
+    return out
+
+
+def _outside(line: str, name: str, spans: list[tuple[int, int]]) -> bool:
+    """`name` is written on `line` outside every span (a second copy after the message)."""
+    at = line.find(name)
+    while at >= 0:
+        if not any(a <= at and at + len(name) <= b for a, b in spans):
+            return True
+        at = line.find(name, at + 1)
+    return False
 
 
 # a harmless target's match on a code line: (target, the codes it holds, its place on the line
@@ -54,21 +65,22 @@ _Held = tuple[Any, frozenset[str], tuple[int, int] | None]
 
 def line_codes(
     text: str, code_lines: dict[int, tuple[int, str]], harmless: set[int], compiled: Any,
-    index: status_codes.Codes,
+    index: status_codes.Codes, in_place: dict[int, tuple[set[str], list[tuple[int, int]]]],
 ) -> Callable[[int, str], bool]:  # fmt: skip
-    """Whether a status code (line number, name) on a line no in-place span explains is a found
-    harmless entry's: one of its single-line patterns matches that line, as written or put back
-    (kb/reflow.py: escapes, entities, quote marks, spacing made plain; a JSON string's lines
-    each), by the scan's own check (scan.line_match, a context's `unless`/`near` read around the
-    user's line), and the match holds the code. A line past the entry's last evidence line or
-    its MAX_COUNT is read the same way; the same line put back elsewhere too. The matches are
-    cached by line text, the codes by match text (a log of one warning repeated, or with a
-    time stamp before each, reads its codes once)."""
+    """Whether a status code (line number, name) is a harmless line's: a harmless match on that
+    line holds it (found in place, `in_place` from harmless_codes, or a found harmless entry's
+    single-line pattern matching the line as written or put back: kb/reflow.py's escapes,
+    entities, quote marks, spacing made plain, a JSON string's lines each), and the name is
+    written nowhere on that reading of the line outside such a match. The pattern is tried by
+    the scan's own check (scan.line_match; a context's `unless`/`near` read around the user's
+    line). A line past the entry's last evidence line or its MAX_COUNT is read the same way.
+    Matches are cached by line text, the codes by match text (a log of one warning repeated, or
+    with a time stamp before each, reads its codes once)."""
     own = (t for ts in compiled.targets.values() for t in ts if t.entry in harmless)
     targets = list({id(t): t for t in own if t.source is not None and t.lines == 1}.values())
     where = {number: (start, line) for start, (number, line) in code_lines.items()}
     seen: dict[re.Pattern[str], Seen] = {}
-    cache: dict[tuple[str, bool], list[_Held]] = {}
+    cache: dict[tuple[str, bool], list[tuple[str, list[_Held]]]] = {}
     names: dict[str, frozenset[str]] = {}  # match text -> the codes it holds
 
     def held(match: str) -> frozenset[str]:
@@ -76,28 +88,52 @@ def line_codes(
             names[match] = frozenset(h.code.name for h in status_codes.find(match, index)[0])
         return names[match]
 
-    def matches(line: str, loose: bool) -> list[_Held]:
-        """(target, the codes its match holds, its place on the line: None put back)."""
+    def readings(line: str, loose: bool) -> list[tuple[str, list[_Held]]]:
+        """Each form of the line (itself, or the lines put back) with its harmless matches."""
         if (line, loose) not in cache:
             forms = [line]
             if loose:
                 forms = [plain_spacing(plain_marks(p)) for p in unescape(line)[0].split("\n")]
             out = []
             for form in forms:
+                ms = []
                 for target in targets:
-                    m = line_match(target, form, 0, len(form), 0, len(form))
-                    if m is not None:
-                        out.append((target, held(m.group()), None if loose else m.span()))
+                    at = 0
+                    while at <= len(form):
+                        m = line_match(target, form, 0, len(form), at, len(form))
+                        if m is None:
+                            break
+                        ms.append((target, held(m.group()), m.span()))
+                        at = max(m.end(), at + 1)
+                out.append((form, ms))
             cache[line, loose] = out
         return cache[line, loose]
 
+    plain = not any(t.around for t in targets)  # no context: a line's answer is its text's
+    answers: dict[tuple[str, str], bool] = {}
+
     def check(number: int, name: str) -> bool:
+        line = where[number][1]
+        if not plain or number in in_place:
+            return _check(number, name)
+        if (line, name) not in answers:
+            answers[line, name] = _check(number, name)
+        return answers[line, name]
+
+    def _check(number: int, name: str) -> bool:
         start, line = where[number]
+        inside, spans = in_place.get(number, (set(), []))
         for loose in (False, True):
-            for target, names, span in matches(line, loose):
-                a, b = (start + span[0], start + span[1]) if span else (start, start + len(line))
-                if name in names and context_ok(text, target, a, b, seen):
-                    return True
+            holds, outside = not loose and name in inside, False
+            for form, ms in readings(line, loose):
+                kept = [(names_, span) for target, names_, span in ms if context_ok(
+                    text, target, *((start + span[0], start + span[1]) if not loose
+                                    else (start, start + len(line))), seen)]  # fmt: skip
+                holds = holds or any(name in names_ for names_, _ in kept)
+                extra = [] if loose else spans
+                outside = outside or _outside(form, name, extra + [span for _, span in kept])
+            if holds and not outside:
+                return True
         return False
 
     return check

@@ -334,11 +334,9 @@ def analyse(
         # a code line no span explains is read on its own: a found harmless entry's single-line
         # pattern matches it as written or put back, with the code inside the match
         harmless = {i for i in found if table.entries[i].harmless}
-        named = line_codes(text, code_lines, harmless, compiled, index)
         inside = harmless_codes(text, found, spans, code_lines, index)
-        hits, code_like = status_codes.find_lines(
-            list(code_lines.values()), index, lambda n, name: inside(n, name) or named(n, name)
-        )
+        named = line_codes(text, code_lines, harmless, compiled, index, inside)
+        hits, code_like = status_codes.find_lines(list(code_lines.values()), index, named)
         cuda_own = _cuda_own(hits, text)
         hits = [h for i, h in enumerate(hits) if h.line not in explained and i not in cuda_own]
         hits = _owned_by_entries(table, index, hits, found)
