@@ -4,12 +4,13 @@ explained). Pure.
 A harmless line can print a status code's name (rocBLAS 4.2.0's "hip error code:
 'hipErrorContextIsDestroyed':709 at .../handle.hpp"): that occurrence is the harmless line's,
 not a failure. Only it: the same code on another line, or printed after the harmless message
-on its line (a flattened "... Error {e}"), is still looked up. Each function returns a
-predicate over (line number, code name) that kb/codes.py's `find_lines` passes over, so a
-code's next line is its hit. A code line no in-place span explains (a line put back from an
-escaped or JSON one, one past the lines the evidence keeps or past where the scan stopped
-reading the entry) is read on its own: a found harmless entry's single-line pattern must match
-it, with the code inside the match (`line_codes`); no rule explains "every line after" one.
+on its line (a flattened "... Error {e}", the same name too), is still looked up.
+`harmless_codes` gives the spans found in place on each code line; `line_codes` the predicate
+over (line number, code name) that kb/codes.py's `find_lines` passes over, so a code's next line
+is its hit. It reads each code line on its own, with those spans and the found harmless
+entries' single-line patterns (a line put back from an escaped or JSON one, one past the lines
+the evidence keeps or past where the scan stopped reading the entry, alike); no rule explains
+"every line after" one.
 """
 
 from __future__ import annotations
