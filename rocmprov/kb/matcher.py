@@ -29,7 +29,7 @@ from typing import Any
 from rocmprov.kb import codes as status_codes
 from rocmprov.kb.context import FACTS, Fact, extract, hint
 from rocmprov.kb.contexts import NVIDIA_MACHINE
-from rocmprov.kb.harmlesscodes import harmless_codes, put_back_codes
+from rocmprov.kb.harmlesscodes import harmless_codes, line_codes
 from rocmprov.kb.lineends import normalise
 from rocmprov.kb.locale import Translation, load_phrases, translate
 from rocmprov.kb.ownwords import own_evidence
@@ -331,11 +331,12 @@ def analyse(
         spans = {i for i, acc in found.items() if table.entries[i].harmless
                  and i not in put_back and i not in native}  # fmt: skip
         explained = {n for i, acc in found.items() if i not in put_back | spans for n in acc.lines}
-        named = put_back_codes(found, put_back)
+        # a code line no span explains is read on its own: a found harmless entry's single-line
+        # pattern matches it as written or put back, with the code inside the match
+        harmless = {i for i in found if table.entries[i].harmless}
         inside = harmless_codes(text, found, spans, code_lines, index)
-        hits, code_like = status_codes.find_lines(
-            list(code_lines.values()), index, lambda n, name: inside(n, name) or named(n, name)
-        )
+        named = line_codes(text, code_lines, harmless, compiled, index, inside)
+        hits, code_like = status_codes.find_lines(list(code_lines.values()), index, named)
         cuda_own = _cuda_own(hits, text)
         hits = [h for i, h in enumerate(hits) if h.line not in explained and i not in cuda_own]
         hits = _owned_by_entries(table, index, hits, found)

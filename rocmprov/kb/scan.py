@@ -70,6 +70,19 @@ def _ellipsis(text: str, end: int) -> bool:
     return tail.endswith(("...", "\u2026"))
 
 
+def line_match(
+    target: _Target, text: str, start: int, end: int, lo: int, hi: int
+) -> re.Match[str] | None:
+    """A single-line target's first match in text[lo:hi], on the line text[start:end]: the
+    pattern as written on a line too short to be one a terminal cut (the scan's own check;
+    kb/harmlesscodes.py reads a code line with it too). Its context (`unless`/`near`) is the
+    caller's: window.context_ok."""
+    regex = target.regex
+    if target.whole is not None and end - start < MIN_CUT and not _ellipsis(text, end):
+        regex = target.whole  # too short to be a line a terminal cut
+    return regex.search(text, lo, hi)
+
+
 @dataclass(frozen=True, eq=False)  # by identity: one per (entry, pattern) of a compiled table
 class _Target:
     """One pattern as the scan runs it. Its regexes are compiled on the first hit of its anchor,
@@ -290,10 +303,7 @@ def scan(
                     rest_done = rest_done and upto == end
                     continue
                 lo, hi = max(start, pos - target.before), min(end, pos + target.width + _CHUNK)
-                regex = target.regex
-                if target.whole is not None and end - start < MIN_CUT and not _ellipsis(text, end):
-                    regex = target.whole  # too short to be a line a terminal cut
-                m = regex.search(text, lo, hi)
+                m = line_match(target, text, start, end, lo, hi)
                 if m is not None and not context_ok(text, target, m.start(), m.end(), seen):
                     covered[key1] = (start, end)  # the context rules this line's match out
                     continue
