@@ -150,10 +150,11 @@ def test_a_line_of_the_tables_own_messages_grows_linearly() -> None:
     """4 MiB of the fixtures' messages on one line took 10.7 s of CPU (30 s on a loaded
     machine): the window above, an Ollama pattern whose optional groups retried every pair of
     their occurrences, a library-name repeat tried inside every word. Now about 1.5 s on a
-    slow 2-core machine (docs/benchmarks.md); here 4x the line (256 KiB -> 1 MiB) must take
-    well under 16x the CPU time."""
+    slow 2-core machine (docs/benchmarks.md); here 4x the line (1 MiB -> 4 MiB) must take
+    well under 16x the CPU time. (Not from 256 KiB: a line of 200 KiB of these messages costs
+    more than one of 1 MiB, 0.6 s against 0.26 s, which would hide a growth.)"""
     analyse("warm up")
-    assert_linear(_mixed_line, analyse, 256 * 1024)
+    assert_linear(_mixed_line, analyse, MIB)
     assert len(analyse(_mixed_line(MIB)).matches) > 100  # the messages are still found
 
 
@@ -170,7 +171,7 @@ def test_a_log_whose_every_line_holds_a_multi_line_anchor_costs_a_few_times_one_
     window was tried from every line of it again, 26 x 26 lines a line (20.8 s for 4 MiB, and
     118 s with a costlier log prefix); now each start is tried once (kb/window.py, starting_by). A
     reviewer's input: a near-miss docker compose prefix glued to the anchor. The cost is
-    compared with the same log whose lines lack the anchor: about 5x now, ~70x before."""
+    compared with the same log whose lines lack the anchor: about 5x now, ~270x before."""
     unit = "a-1" * 21 + "-1 dropping integrated GPU\n"
     text = (unit * (MIB // 2 // len(unit) + 1))[: MIB // 2]
     ratio = _costs_about_a_log_without_the_anchor(text, "integrated GPU", "integrated CPU")
@@ -213,11 +214,11 @@ def test_a_multi_line_pattern_without_a_literal_prefix_is_tried_at_its_first_cha
     searched from every line holding its anchor (a hostile read: 4.9 s of CPU for 256 KiB of
     the loader's `trying file=` lines). Now only the places of the characters it can start with,
     up to the hit (kb/window.py first_chars), are tried: about 0.5 s here, ~50x the same lines
-    without the anchor (~500x before)."""
+    without the anchor (~190x before)."""
     text = "trying file=/opt/rocm/libhsakmt/lib/libhsakmt.so.1\n" * (64 * 1024 // 51)
     anchor = "/libhsakmt/lib/libhsakmt"
     ratio = _costs_about_a_log_without_the_anchor(text, anchor, anchor[:-1] + "X")
-    assert ratio < 150, ratio
+    assert ratio < 120, ratio
 
 
 def test_first_characters_and_line_breaks_of_a_pattern() -> None:
@@ -344,11 +345,11 @@ def test_a_log_of_an_unbounded_patterns_anchor_lines_is_analysed_in_seconds() ->
     `\\s` could cross more lines than it declares. Such a pattern's starts were not remembered,
     so each line's window was tried from every line of it again: 4.8 s of CPU per 64 KiB. Now
     a match is cut at its declared lines from its start, and each start is tried once (38 s
-    for 512 KiB before, ~25x the same log without the anchor `version: `; about 1x now)."""
+    for 512 KiB before: ~1,100x the same log without the anchor `version: `; 1-4x now)."""
     unit = "amdgpu 0000:c1:00.0: gfx1151 firmware version: 0x1a\n"
     text = unit * (128 * 1024 // len(unit))
     ratio = _costs_about_a_log_without_the_anchor(text, "version: ", "version= ")
-    assert ratio < 5, ratio
+    assert ratio < 20, ratio
 
 
 def test_the_end_of_a_starts_lines_is_looked_for_only_inside_its_window() -> None:
