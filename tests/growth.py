@@ -3,12 +3,13 @@
 A test that guards against a quadratic (or exponential) blow-up does not assert an absolute
 time (the project's rule: speed targets live in benchmarks/). It times the same call on its
 input at size n and at `factor` * n, in CPU time (a loaded machine's wait does not count), the
-best of `runs`, and asserts the ratio is well under what a quadratic cost gives (16 for 4x):
-linear is ~4, so < 8 leaves room for noise and still fails a quadratic pass. The small input
-is repeated, and the large one as often, until one timing takes at least `floor` seconds, so a
-fast machine times something measurable. `cpu_ratio` compares two calls on the same machine
-in the same seconds (a log against the same log without a costly anchor; the table against the
-table without one entry): a constant-factor blow-up that growth does not show.
+best of 2, and asserts the ratio is well under what a quadratic cost gives (16 for 4x): linear
+is ~4, so < 8 leaves room for noise and still fails a quadratic pass. Each call is repeated
+until one timing takes at least `floor` seconds and the ratio is per call, so a fast machine
+times something measurable and a blown-up call is timed once, not as often as the cheap one.
+`cpu_ratio` compares two calls on the same machine in the same seconds (a log against the same
+log without a costly anchor; the table against the table without one entry): a constant-factor
+blow-up that growth does not show.
 """
 
 from __future__ import annotations
@@ -43,22 +44,20 @@ def _repeats(call: Callable[[], object], floor: float, most: int = 4096) -> tupl
 
 def growth(
     make: Callable[[int], T], call: Callable[[T], object], n: int, *,
-    factor: int = 4, runs: int = 2, floor: float = 0.1,
+    factor: int = 4, floor: float = 0.1,
 ) -> float:  # fmt: skip
-    """CPU time of `call(make(factor * n))` over that of `call(make(n))`."""
+    """CPU time of `call(make(factor * n))` over that of `call(make(n))` (see `cpu_ratio`)."""
     small, large = make(n), make(factor * n)
-    repeat, took_small = _repeats(lambda: call(small), floor)
-    took_large = cpu_seconds(lambda: call(large), runs, repeat)
-    return took_large / max(took_small, 1e-9)
+    return cpu_ratio(lambda: call(large), lambda: call(small), floor=floor)
 
 
 def assert_linear(
     make: Callable[[int], T], call: Callable[[T], object], n: int, *,
-    factor: int = 4, bound: float = 8.0, runs: int = 2, floor: float = 0.1,
+    factor: int = 4, bound: float = 8.0, floor: float = 0.1,
 ) -> None:  # fmt: skip
     """`call`'s CPU time grows well under quadratically from `make(n)` to `make(factor * n)`:
     at most `bound` times (quadratic: factor ** 2 = 16)."""
-    ratio = growth(make, call, n, factor=factor, runs=runs, floor=floor)
+    ratio = growth(make, call, n, factor=factor, floor=floor)
     assert ratio < bound, f"{factor}x the input took {ratio:.1f}x the CPU time (bound {bound})"
 
 
