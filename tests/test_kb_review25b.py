@@ -44,7 +44,7 @@ def test_rpm_disk_space_patterns_are_linear_on_a_long_line() -> None:
         "a" * 190 + " needs 12MB on the /x ",
         "a" * 190 + " needs 3KB more space on the /y ",
     ):
-        text = (unit * (MIB // 2 // len(unit) + 1))[: MIB // 2]
+        text = (unit * (MIB // 8 // len(unit) + 1))[: MIB // 8]
         ratio = _cost_beside(text, table, without)
         assert ratio < 3.0, (unit[-30:], ratio)  # about 1-1.5
 
