@@ -4,6 +4,8 @@
     python benchmarks/explain_bench.py --one-line 4
     python benchmarks/explain_bench.py --dense 120000 [--fixture ID]
     python benchmarks/explain_bench.py --mb 20 --similar
+    python benchmarks/explain_bench.py --mb 20 --write-log /tmp/log20.txt   # then, per commit:
+    PYTHONPATH=DIR python benchmarks/explain_bench.py --log /tmp/log20.txt --runs 3
 
 Builds a seeded log of benign noise (kernel, systemd, training-loop lines) with real error
 lines from tests/fixtures/kb mixed in, then times `match()` over the whole table three times
@@ -18,6 +20,12 @@ log where every line hits an anchor whose patterns span 9 lines and never comple
 to compare, CPU time: a shared machine's load slows the wall clock only).
 `--similar` times the similarity tier (kb/similar.py, what explain adds when no real cause
 matched) over the same log as if nothing had matched: the best of --runs, CPU time.
+The log is built from tests/fixtures/kb at run time, so two commits with different fixtures
+time different logs (a branch that adds fixtures saw 10-30 % "drops" that were only its log).
+`--write-log FILE` writes the text the other options would time (the log, the --locale log,
+the --one-line line or the --dense log) and exits; `--log FILE` times that file's text instead
+of building one, with the timing the other options choose (--one-line/--dense: `analyse()`,
+--similar: the similarity tier, else `match()`): run both commits on the same bytes.
 """
 
 from __future__ import annotations
@@ -102,11 +110,10 @@ def dense_log(lines: int, fixture: str = DENSE) -> str:
     return (first + "\n") * lines
 
 
-def time_dense(lines: int, fixture: str, runs: int) -> int:
-    text = dense_log(lines, fixture)
+def time_dense(text: str, fixture: str, runs: int) -> int:
     analyse("warm up")
     times, cpu, found = _timed(text, runs)
-    print(f"{lines} lines of {fixture}'s first line, {len(text) / 1e6:.1f} MB")
+    print(f"{text.count(chr(10))} lines of {fixture}'s first line, {len(text) / 1e6:.1f} MB")
     print(f"matches: {[(m.id, m.count) for m in found]}")
     print(f"runs (CPU): {', '.join(f'{t:.2f}s' for t in cpu)}")
     print(f"best: {min(cpu):.2f} s CPU, {min(times):.2f} s wall")
@@ -124,11 +131,10 @@ def _timed(text: str, runs: int) -> tuple[list[float], list[float], list]:
     return times, cpu, found
 
 
-def time_one_line(mib: float, runs: int) -> int:
-    text = one_line(mib)
+def time_one_line(text: str, runs: int) -> int:
     analyse("warm up")
     times, cpu, found = _timed(text, runs)
-    print(f"one line of {mib:g} MiB, {len(found)} entries found")
+    print(f"one line of {len(text) / 1024 / 1024:g} MiB, {len(found)} entries found")
     print(f"runs: {', '.join(f'{t:.2f}s' for t in times)}")
     print(f"median: {statistics.median(times):.2f} s wall, {statistics.median(cpu):.2f} s CPU")
     return 0
@@ -149,6 +155,35 @@ def time_similar(text: str, runs: int) -> int:
     return 0
 
 
+def read_log(path: Path) -> str:
+    """A log written by --write-log, byte for byte (no newline translation)."""
+    with path.open(encoding="utf-8", newline="") as f:
+        return f.read()
+
+
+def write_log(path: Path, text: str) -> None:
+    with path.open("w", encoding="utf-8", newline="") as f:
+        f.write(text)
+    print(f"wrote {len(text.encode('utf-8')) / 1e6:.1f} MB, {text.count(chr(10))} lines to {path}")
+
+
+def build_text(args: argparse.Namespace) -> str | None:
+    """The text the options ask for (None: no wording for --locale)."""
+    if args.dense:
+        return dense_log(args.dense, args.fixture)
+    if args.one_line:
+        return one_line(args.one_line)
+    text = build_log(args.mb, args.seed, args.error_rate)
+    if args.locale:  # as a user of that locale would paste it (the po data read backwards)
+        from rocmprov.kb.locale import load_document, localising, translate
+
+        into = localising(load_document(), args.locale)
+        if into is None:
+            return None
+        text = translate(text, into).text
+    return text
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=100)
@@ -160,20 +195,24 @@ def main() -> int:
     parser.add_argument("--fixture", default=DENSE, help="the --dense log's fixture (its id)")
     parser.add_argument("--locale", metavar="LOC", help="apt/dpkg/loader messages in LOC (de)")
     parser.add_argument("--similar", action="store_true", help="time the similarity tier instead")
+    parser.add_argument("--write-log", type=Path, metavar="FILE", help="write the text, exit")
+    parser.add_argument("--log", type=Path, metavar="FILE", help="time FILE's text instead")
     args = parser.parse_args()
+    if args.log and args.write_log:
+        parser.error("--log and --write-log: one or the other")
+    if args.log and (args.locale or args.mb != 100 or args.seed != 7):
+        parser.error("--log times the file as it is: it takes no --mb, --seed or --locale")
+    text = read_log(args.log) if args.log else build_text(args)
+    if text is None:
+        parser.error(f"no wording for locale {args.locale!r}")
+    if args.write_log:
+        write_log(args.write_log, text)
+        return 0
     if args.dense:
-        return time_dense(args.dense, args.fixture, args.runs)
+        return time_dense(text, args.fixture if not args.log else str(args.log), args.runs)
     if args.one_line:
-        return time_one_line(args.one_line, args.runs)
+        return time_one_line(text, args.runs)
     table = load_table()
-    text = build_log(args.mb, args.seed, args.error_rate)
-    if args.locale:  # as a user of that locale would paste it (the po data read backwards)
-        from rocmprov.kb.locale import load_document, localising, translate
-
-        into = localising(load_document(), args.locale)
-        if into is None:
-            parser.error(f"no wording for locale {args.locale!r}")
-        text = translate(text, into).text
     if args.similar:
         return time_similar(text, args.runs)
     size_mb = len(text.encode("utf-8")) / 1e6
@@ -186,9 +225,10 @@ def main() -> int:
         times.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
     median = statistics.median(times)
+    built = f"error-line rate {args.error_rate}" + (f", locale {args.locale}" * bool(args.locale))
     print(
         f"log: {size_mb:.1f} MB, {text.count(chr(10))} lines, {len(table)} entries, "
-        f"error-line rate {args.error_rate}" + (f", locale {args.locale}" if args.locale else "")
+        + (f"read from {args.log}" if args.log else built)
     )
     print(f"matches: {len(found)} entries, {sum(m.count for m in found)} occurrences")
     print(f"runs: {', '.join(f'{t:.2f}s' for t in times)}")

@@ -2,6 +2,8 @@
 the translation step on a line of near misses (not a timed test).
 
     python benchmarks/kb_line_bench.py [--mb 4] [--runs 3] [--case NAME ...]
+    python benchmarks/kb_line_bench.py --case localised-line --write-log /tmp/line.txt
+    PYTHONPATH=DIR python benchmarks/kb_line_bench.py --case localised-line --log /tmp/line.txt
 
 Cases (each --mb MB):
 - exited-with-code: "worker 12 exited with code 0" lines; before session 28 the anchor of the
@@ -21,6 +23,10 @@ Cases (each --mb MB):
   every result rebuild the English line, search it and walk the edits (18.6 s for 2.1 MB).
 Prints the median CPU seconds of --runs runs per case. To compare with a revision, run the
 same script with PYTHONPATH set to an export of it (`git archive REV | tar -x -C DIR`).
+localised-line is built from tests/fixtures/kb, so two commits with different fixtures time
+different text: `--write-log FILE` (one --case) writes the case's text and exits, `--log FILE`
+(one --case) times that file's text instead of building one; the other cases are the same
+text on any commit.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 MB = 1_000_000
 
@@ -37,53 +44,52 @@ def _lines(line: str, mb: float) -> str:
     return line * max(1, int(mb * MB) // len(line))
 
 
-def _exited(mb: float) -> Callable[[], object]:
+def _analyse(text: str) -> Callable[[], object]:
     from rocmprov.kb.matcher import analyse
 
-    text = _lines("[2026-12-07 03:00:00] worker 12 exited with code 0\n", mb)
     return lambda: analyse(text)
 
 
-def _from(mb: float) -> Callable[[], object]:
-    from rocmprov.kb.matcher import analyse
+def _translate(text: str) -> Callable[[], object]:
+    from rocmprov.kb.locale import translate
 
-    text = _lines("Requirement already satisfied: numpy in /usr/lib/python3/dist-packages "
+    return lambda: translate(text)
+
+
+def _exited(mb: float) -> str:
+    return _lines("[2026-12-07 03:00:00] worker 12 exited with code 0\n", mb)
+
+
+def _from(mb: float) -> str:
+    return _lines("Requirement already satisfied: numpy in /usr/lib/python3/dist-packages "
                   "(from torch==2.4.0)\n", mb)  # fmt: skip
-    return lambda: analyse(text)
 
 
-def _near_miss(mb: float) -> Callable[[], object]:
-    from rocmprov.kb.locale import translate
-
+def _near_miss(mb: float) -> str:
     unit = " kann nicht gefunden werden."
-    text = (unit * (int(mb * MB) // len(unit))) + " E: Paket rocm kann nicht gefunden werden."
-    return lambda: translate(text)
+    return (unit * (int(mb * MB) // len(unit))) + " E: Paket rocm kann nicht gefunden werden."
 
 
-def _near_miss_ko(mb: float) -> Callable[[], object]:
-    from rocmprov.kb.locale import translate
-
+def _near_miss_ko(mb: float) -> str:
     unit = "'x'의 덮어쓰기를 시도합니다. 이 파일은 " + " " * 250
-    text = unit * (int(mb * MB) // len(unit))
-    return lambda: translate(text)
+    return unit * (int(mb * MB) // len(unit))
 
 
-def _localised_line(mb: float) -> Callable[[], object]:
-    from pathlib import Path
-
-    from rocmprov.kb.matcher import analyse
-
+def _localised_line(mb: float) -> str:
     fixtures = sorted((Path(__file__).resolve().parents[1] / "tests/fixtures/kb").glob("*.txt"))
     body = " ".join(p.read_text(encoding="utf-8").partition("\n---\n")[2].replace("\n", " ")
                     for p in fixtures)  # fmt: skip
     loader = "libx.so: Kann die Shared-Object-Datei nicht öffnen: Datei oder Verzeichnis nicht " \
              "gefunden "  # fmt: skip
-    text = loader * max(1, (int(mb * MB) - len(body)) // len(loader)) + body
-    return lambda: analyse(text)
+    return loader * max(1, (int(mb * MB) - len(body)) // len(loader)) + body
 
 
-CASES = {"exited-with-code": _exited, "from": _from, "near-miss-de": _near_miss,
-         "near-miss-ko": _near_miss_ko, "localised-line": _localised_line}  # fmt: skip
+# a case: the text it times (built for --mb MB) and what it times on that text
+CASES: dict[str, tuple[Callable[[float], str], Callable[[str], Callable[[], object]]]] = {
+    "exited-with-code": (_exited, _analyse), "from": (_from, _analyse),
+    "near-miss-de": (_near_miss, _translate), "near-miss-ko": (_near_miss_ko, _translate),
+    "localised-line": (_localised_line, _analyse),
+}  # fmt: skip
 
 
 def main() -> int:
@@ -91,16 +97,33 @@ def main() -> int:
     parser.add_argument("--mb", type=float, default=4.0)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--case", action="append", choices=sorted(CASES))
+    parser.add_argument("--write-log", type=Path, metavar="FILE", help="write the text, exit")
+    parser.add_argument("--log", type=Path, metavar="FILE", help="time FILE's text instead")
     args = parser.parse_args()
+    if (args.log or args.write_log) and len(args.case or []) != 1:
+        parser.error("--log and --write-log take one --case")
+    if args.write_log:
+        text = CASES[args.case[0]][0](args.mb)
+        with args.write_log.open("w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        print(f"wrote {len(text.encode('utf-8')) / MB:.1f} MB to {args.write_log}")
+        return 0
     for name in args.case or list(CASES):
-        run = CASES[name](args.mb)
+        build, timed = CASES[name]
+        if args.log:
+            with args.log.open(encoding="utf-8", newline="") as f:
+                text = f.read()
+        else:
+            text = build(args.mb)
+        run = timed(text)
         run()  # warm: the table and the phrases are loaded once
         times = []
         for _ in range(args.runs):
             t0 = time.process_time()
             run()
             times.append(time.process_time() - t0)
-        print(f"{name:18} {args.mb:g} MB  median {statistics.median(times):.3f} s CPU  "
+        size = len(text.encode("utf-8")) / MB
+        print(f"{name:18} {size:.1f} MB  median {statistics.median(times):.3f} s CPU  "
               f"(runs: {', '.join(f'{t:.3f}' for t in times)})")  # fmt: skip
     return 0
 
