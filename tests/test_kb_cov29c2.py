@@ -4,13 +4,7 @@ formats as the entries' cited sources show them; they are not captures of real m
 
 from __future__ import annotations
 
-from rocmprov.kb import Match, match
-
-
-def _first(text: str) -> Match | None:
-    real = [m for m in match(text) if not m.harmless]
-    return real[0] if real else None
-
+from tests.kb_helpers import first as _first
 
 _DOCKER_KFD = (
     'docker: Error response from daemon: error gathering device information while adding '

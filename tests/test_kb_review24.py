@@ -9,16 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocmprov.kb import match
+from tests.kb_helpers import first as _first
 
 WORDINGS = Path(__file__).resolve().parent / "fixtures" / "kb-wordings"
 
 _HIP = ":1:hip_code_object.cpp      :{line} : 1885938{n:03d} us: "
 
-
-def _first(text: str):
-    real = [m for m in match(text) if not m.harmless]
-    return real[0] if real else None
 
 
 def _hip_log(device: str, bundles: list[str]) -> str:
