@@ -49,14 +49,17 @@ def harmless_codes(
     return out
 
 
-def _outside(line: str, name: str, spans: list[tuple[int, int]]) -> bool:
-    """`name` is written on `line` outside every span (a second copy after the message)."""
-    at = line.find(name)
-    while at >= 0:
-        if not any(a <= at and at + len(name) <= b for a, b in spans):
-            return True
-        at = line.find(name, at + 1)
-    return False
+def _outside(line: str, name: str, spans: list[tuple[int, int]],
+             index: status_codes.Codes, escaped: bool = False) -> bool:  # fmt: skip
+    """The code `name` is written on `line` outside every span, in any spelling the look-up
+    reads (its name, HIP's message, an HSA hex value): the spans blanked, the rest looked up;
+    `escaped`: the rest also put back (a message before an escaped line break)."""
+    chars = list(line)
+    for a, b in spans:
+        chars[a:b] = " " * (b - a)
+    rest = "".join(chars)
+    readings = [rest, *unescape(rest)[0].split("\n")] if escaped else [rest]
+    return any(name in {h.code.name for h in status_codes.find(r, index)[0]} for r in readings)
 
 
 # a harmless target's match on a code line: (target, the codes it holds, its place on the line
@@ -99,13 +102,18 @@ def line_codes(
             for form in forms:
                 ms = []
                 for target in targets:
-                    at = 0
-                    while at <= len(form):
-                        m = line_match(target, form, 0, len(form), at, len(form))
-                        if m is None:
-                            break
-                        ms.append((target, held(m.group()), m.span()))
-                        at = max(m.end(), at + 1)
+                    # the scan's own window: a match holds the anchor, so it starts at most
+                    # target.before before a hit and ends within target.width of it
+                    anchor, done = target.source.anchor, 0
+                    hit = form.find(anchor)
+                    while hit >= 0:
+                        lo = max(done, hit - target.before)
+                        hi = min(len(form), hit + len(anchor) + target.width)
+                        m = line_match(target, form, 0, len(form), lo, hi)
+                        if m is not None:
+                            ms.append((target, held(m.group()), m.span()))
+                            done = max(m.end(), hit + 1)
+                        hit = form.find(anchor, max(done, hit + 1))
                 out.append((form, ms))
             cache[line, loose] = out
         return cache[line, loose]
@@ -124,6 +132,9 @@ def line_codes(
     def _check(number: int, name: str) -> bool:
         start, line = where[number]
         inside, spans = in_place.get(number, (set(), []))
+        # an escaped or JSON line: what no match holds is also read put back (a second copy's
+        # message before an escaped line break is unread as written)
+        escaped = unescape(line)[0] != line
         for loose in (False, True):
             holds, outside = not loose and name in inside, False
             for form, ms in readings(line, loose):
@@ -132,7 +143,8 @@ def line_codes(
                                     else (start, start + len(line))), seen)]  # fmt: skip
                 holds = holds or any(name in names_ for names_, _ in kept)
                 extra = [] if loose else spans
-                outside = outside or _outside(form, name, extra + [span for _, span in kept])
+                outside = outside or _outside(
+                    form, name, extra + [span for _, span in kept], index, escaped and not loose)
             if holds and not outside:
                 return True
         return False
