@@ -200,8 +200,12 @@ def main() -> int:
     args = parser.parse_args()
     if args.log and args.write_log:
         parser.error("--log and --write-log: one or the other")
-    if args.log and (args.locale or args.mb != 100 or args.seed != 7):
-        parser.error("--log times the file as it is: it takes no --mb, --seed or --locale")
+    if args.log and (args.locale or args.mb != 100 or args.seed != 7 or args.error_rate != 0.001):
+        parser.error("--log times the file as it is: no --mb, --seed, --error-rate or --locale")
+    if args.log and not args.log.is_file():
+        parser.error(f"--log {args.log}: no such file")
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
     text = read_log(args.log) if args.log else build_text(args)
     if text is None:
         parser.error(f"no wording for locale {args.locale!r}")
