@@ -325,8 +325,10 @@ def test_a_closed_proxycommand_leaves_no_pipe_and_no_zombie(
                 assert t.run("true", timeout=10).rc == 0
                 thread = _wire_thread(t)
             thread.join(2)
-        assert len(os.listdir("/proc/self/fd")) == fds
-        assert _zombies() == zombies
+        # at most as many as before: a leak adds three pipes a connection (twelve here); fewer
+        # is another thread of the worker closing its own (CI: 20 after 22 before)
+        assert len(os.listdir("/proc/self/fd")) <= fds
+        assert _zombies() <= zombies
     finally:
         gc.enable()
 
