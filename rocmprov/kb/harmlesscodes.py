@@ -62,9 +62,9 @@ def _outside(line: str, name: str, spans: list[tuple[int, int]],
     return any(name in {h.code.name for h in status_codes.find(r, index)[0]} for r in readings)
 
 
-# a harmless target's match on a code line: (target, the codes it holds, its place on the line
-# as written; None on a line put back)
-_Held = tuple[Any, frozenset[str], tuple[int, int] | None]
+# a harmless target's match on one form of a code line: (target, the codes it holds, its place
+# in that form: the line as written, or one line put back)
+_Held = tuple[Any, frozenset[str], tuple[int, int]]
 
 
 def line_codes(
