@@ -39,6 +39,7 @@ from pathlib import Path
 from rocmprov.kb import load_table, match
 from rocmprov.kb.locale import english
 from rocmprov.kb.matcher import analyse
+from rocmprov.provision.record import write_private
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "kb"
 
@@ -162,8 +163,7 @@ def read_log(path: Path) -> str:
 
 
 def write_log(path: Path, text: str) -> None:
-    with path.open("w", encoding="utf-8", newline="") as f:
-        f.write(text)
+    write_private(path, text)  # 0600 from its creation, never through a planted link
     print(f"wrote {len(text.encode('utf-8')) / 1e6:.1f} MB, {text.count(chr(10))} lines to {path}")
 
 
@@ -210,7 +210,10 @@ def main() -> int:
     if text is None:
         parser.error(f"no wording for locale {args.locale!r}")
     if args.write_log:
-        write_log(args.write_log, text)
+        try:
+            write_log(args.write_log, text)
+        except OSError as e:  # a planted link (not followed), a missing directory
+            parser.error(f"--write-log {args.write_log}: {e.strerror}")
         return 0
     if args.dense:
         return time_dense(text, args.fixture if not args.log else str(args.log), args.runs)

@@ -37,6 +37,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rocmprov.provision.record import write_private
+
 MB = 1_000_000
 
 
@@ -104,8 +106,10 @@ def main() -> int:
         parser.error("--log and --write-log take one --case")
     if args.write_log:
         text = CASES[args.case[0]][0](args.mb)
-        with args.write_log.open("w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        try:  # 0600 from its creation, never through a link
+            write_private(args.write_log, text)
+        except OSError as e:
+            parser.error(f"--write-log {args.write_log}: {e.strerror}")
         print(f"wrote {len(text.encode('utf-8')) / MB:.1f} MB to {args.write_log}")
         return 0
     for name in args.case or list(CASES):
