@@ -67,8 +67,8 @@ def test_stub_that_cannot_exec_amdllvm_is_the_missing_amdllvm_cause() -> None:
 
 def test_mlir_bitcode_message_with_its_full_tail_and_another_prefix() -> None:
     text = (
-        "error: ROCm amdgcn bitcode path: /opt/rocm-7.2.0/amdgcn/bitcode does not exist or "
-        "is not a directory\n"
+        "remark: ROCm amdgcn bitcode path: /opt/rocm-7.2.0/amdgcn/bitcode does not exist or "
+        "is not a directory.\n"
     )
     found = _first(text)
     assert found is not None and found.id == "compiler.mlir-rocdl-bitcode-path-missing"
@@ -78,8 +78,8 @@ def test_mlir_bitcode_message_with_its_full_tail_and_another_prefix() -> None:
 def test_mlir_missing_single_bitcode_library_remark_is_not_the_toolkit_layout() -> None:
     # the same serializer's remark for one missing .bc file under a bitcode folder that exists
     text = (
-        "remark: bitcode library path: /opt/rocm/amdgcn/bitcode/ocml.bc does not exist or is "
-        "not a file\n"
+        "remark: Bitcode library path: /opt/rocm/amdgcn/bitcode/ocml.bc does not exist or is "
+        "not a file.\n"
     )
     assert "compiler.mlir-rocdl-bitcode-path-missing" not in _ids(text)
 
@@ -107,3 +107,44 @@ def test_user_ffi_target_registered_only_for_cuda_is_not_the_plugin_name_cause()
         "platform ROCM (canonical rocm)\n"
     )
     assert "framework.jax-rocm-plugin-major-unknown" not in _ids(text)
+
+
+# --- review 30a: facts the sources do not back, and over-attribution
+
+
+def test_hipify_cause_is_the_nvptx64_driver_not_a_plain_cuda_build() -> None:
+    # clang's NVPTX tools take the arch of a CUDA offload action; the message is only for the
+    # nvptx64 target driven directly without one (clang Cuda.cpp), not for `clang++ -x cuda`
+    found = _first("error: must pass in an explicit nvptx64 gpu architecture to 'ptxas'\n")
+    assert found is not None and found.id == "compiler.hipify-clang-cuda12-gpu-arch"
+    assert "-x cuda" not in found.cause
+    assert "nvptx64 target" in found.cause
+
+
+def test_mlir_fix_names_no_flydsl_setting_that_never_shipped() -> None:
+    # FlyDSL#568 (FLYDSL_ROCM_TOOLKIT_PATH, auto-discovery) was closed unmerged
+    found = _first("ROCm amdgcn bitcode path: /opt/rocm/amdgcn/bitcode does not exist\n")
+    assert found is not None and found.id == "compiler.mlir-rocdl-bitcode-path-missing"
+    assert "FLYDSL_ROCM_TOOLKIT_PATH" not in found.fix
+    assert "ROCM_PATH" in found.fix and "remark" in found.cause
+
+
+def test_stub_fix_covers_a_program_that_passes_a_bare_argv0() -> None:
+    # MLIR's ROCDL serializer runs ld.lld with argv[0] "ld.lld" (TheRock#5422): an absolute
+    # path alone does not help there
+    found = _first("could not find path component of main program: 'ld.lld'\n")
+    assert found is not None and found.id == "compiler.rocm-sdk-exe-stub-no-path-component"
+    assert "argv[0]" in found.cause and "wrapper script" in found.fix
+    assert "late June" not in found.cause + found.fix
+
+
+def test_ffi_handler_line_from_a_source_build_is_not_told_it_is_only_the_rocm10_name() -> None:
+    # openxla/xla#35191: the same line from a from-source jax build whose libraries were not
+    # linked; the answer must say the line only shows the extension was not loaded
+    text = (
+        "jax.errors.JaxRuntimeError: NOT_FOUND: No FFI handler registered for "
+        "hipsolver_potrf_ffi on a platform ROCM (canonical rocm)\n"
+    )
+    found = _first(text)
+    assert found is not None and found.id == "framework.jax-rocm-plugin-major-unknown"
+    assert "from-source" in found.cause and "pip list" in found.fix
