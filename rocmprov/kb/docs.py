@@ -27,7 +27,11 @@ status codes no entry explained; harmless lines last, said to be harmless ("no a
 needed"). Facts seen anywhere in the text (gfx target, ROCm and kernel versions, PCI address,
 GPU name) fill every fix and choose its conditional variant; a value that is nowhere in the text
 is replaced by how to get it. When nothing is known, explain says so, names the closest family
-and says what to collect and where to report. Every entry names the reports or documents that
+and says what to collect and where to report; when no line even looks like a problem (a healthy
+`ldconfig -p` or `pip list`: library and package names such as libgpg-error or pytest-timeout
+do not count), it says that instead, with no family and no report link (JSON: the `unknown`
+object's `looks_like_error` is false and its `closest_family`, `why` and `report` are "").
+Every entry names the reports or documents that
 established the cause. In the JSON (`--format json`), each of `matches` has its `lines` and
 `evidence` (the user's own lines) and `english` (beside each, its English reading where a
 localised apt, dpkg or loader message was put back in English, else "").
