@@ -297,9 +297,10 @@ def test_explain_says_what_to_collect_and_where_to_report_and_exits_0() -> None:
     )
     assert doc["unknown"]["report"] == "https://github.com/ROCm/ROCm/issues"
     assert doc["unknown"]["looks_like_error"] is True
-    # nothing in it looks like a problem: nothing to report (tests/test_kb_problems.py)
+    # nothing in it looks like a problem: no family, the general tracker (test_kb_problems.py)
     doc = json.loads(_explain("-", "--format", "json", stdin="a b c\n").stdout)
-    assert doc["unknown"]["report"] == "" and doc["unknown"]["looks_like_error"] is False
+    assert doc["unknown"]["looks_like_error"] is False
+    assert doc["unknown"]["report"] == "https://github.com/ROCm/ROCm/issues"
 
 
 def test_explain_json_lists_the_facts_it_used() -> None:

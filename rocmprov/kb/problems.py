@@ -1,6 +1,7 @@
 """Which lines of a text look like a problem, for explain's answer when no entry knows it: with
-none, there is nothing to report (a healthy `ldconfig -p` or `pip list`), and the family a text
-is about is read from these lines first (kb/families.py). Pure.
+none, explain says nothing looks like an error and guesses no family (a healthy `ldconfig -p` or
+`pip list`), yet keeps the general tracker for a failure worded in none of these words; with
+some, the family a text is about is read from these lines first (kb/families.py). Pure.
 
 The notion is the similarity tier's (kb/similar.py `informative`: an error, a failure, a
 warning, "not found"...), read with names left out: a word joined to another by a hyphen is
