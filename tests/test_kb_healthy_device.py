@@ -70,6 +70,17 @@ def test_the_cards_identifiers_are_placeholders() -> None:
         assert not re.search(r"\b[0-9a-f]{2}(:[0-9a-f]{2}){5}\b", body, re.I), name
 
 
+def test_the_lending_infrastructures_boot_lines_are_removed() -> None:
+    """dmesg.txt: the kernel command line and the init process's arguments describe the lending
+    infrastructure, not the host; they are removed and its header says so."""
+    fixture = load(HERE / "dmesg.txt")
+    assert "18 lines removed" in fixture.header["redacted"]
+    for name in FILES:
+        body = load(HERE / name).text
+        for leak in ("command line:", "vsock-port", "--auth-required", "with arguments:"):
+            assert leak not in body.lower(), (name, leak)
+
+
 @pytest.mark.parametrize("name", FILES)
 def test_json_names_no_cause_no_family_and_no_familys_tracker(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
