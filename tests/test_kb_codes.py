@@ -291,10 +291,15 @@ def test_explain_says_what_to_collect_and_where_to_report_and_exits_0() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "No known cause" in proc.stdout and "Closest family: MIOpen" in proc.stdout
     assert "rocmprov collect --local" in proc.stdout and "rocm-libraries/issues" in proc.stdout
-    doc = json.loads(_explain("-", "--format", "json", stdin="a b c\n").stdout)
+    doc = json.loads(_explain("-", "--format", "json", stdin="a b c failed\n").stdout)
     assert doc["unknown"]["closest_family"] == "" and doc["unknown"]["collect"].startswith(
         "rocmprov collect"
     )
+    assert doc["unknown"]["report"] == "https://github.com/ROCm/ROCm/issues"
+    assert doc["unknown"]["looks_like_error"] is True
+    # nothing in it looks like a problem: no family, the general tracker (test_kb_problems.py)
+    doc = json.loads(_explain("-", "--format", "json", stdin="a b c\n").stdout)
+    assert doc["unknown"]["looks_like_error"] is False
     assert doc["unknown"]["report"] == "https://github.com/ROCm/ROCm/issues"
 
 

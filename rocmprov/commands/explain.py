@@ -4,7 +4,12 @@ Exit codes: 0 no known cause, or only well-known harmless lines; 1 at least one 
 found; 64 bad usage (unknown flag, missing or unreadable FILE, no input, stdin closed, input
 over MAX_INPUT, FILE not a regular file); 130 Ctrl-C.
 "No known cause" is an answer, not an error: it names the closest family (which part of the
-stack the text is about), what to collect and where to report.
+stack the text is about, read around the lines that look like a problem first), what to collect
+and where to report. When no line looks like a problem (kb/problems.py: a healthy `ldconfig -p`,
+`pip list`), it says so plainly and guesses no family, but keeps the neutral path: if something
+did fail, collect a bundle and report the failing output to the general ROCm tracker (a real
+error worded in none of the problem words must not be told there is nothing to report). JSON:
+`unknown.looks_like_error` false, `closest_family` and `why` "", `report` the ROCm tracker.
 Harmless lines are always reported as such ("no action needed"), ranked below every real
 cause; the table view lists them in one line each (--all: in full).
 JSON (--format json) is one document on stdout, also on error (then with an "error" key);
@@ -191,17 +196,30 @@ def _line_count(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
-def _unknown(text: str, analysis: Analysis) -> dict[str, str]:
-    """What to do when nothing is known: the closest family, what to collect, where to report."""
+def _unknown(text: str, analysis: Analysis) -> dict[str, Any]:
+    """What to do when nothing is known: the closest family, what to collect, where to report.
+    When no line outside the harmless matches' lines looks like a problem: no family guess, and
+    the general tracker (the text may still be a failure worded in none of the problem words)."""
+    from rocmprov.kb import load_table
     from rocmprov.kb.codes import load_codes
     from rocmprov.kb.families import ROCM_ISSUES, closest
+    from rocmprov.kb.problems import problem_lines
+    from rocmprov.kb.similar import covered
 
-    near = closest(text, analysis.code_like, load_codes())
+    skip, unless = covered(analysis.matches, load_table())
+    # read in English where kb/locale.py put lines back (line for line, as the similar tier)
+    english = analysis.english if analysis.english is not None else text
+    problems = problem_lines(english, skip, unless)
+    if not (problems.any or analysis.code_like):
+        return {"closest_family": "", "why": "", "collect": COLLECT, "report": ROCM_ISSUES,
+                "looks_like_error": False}  # fmt: skip
+    near = closest(text, analysis.code_like, load_codes(), [n for n, _ in problems.lines])
     return {
         "closest_family": near.family if near else "",
         "why": near.why if near else "",
         "collect": COLLECT,
         "report": near.report if near else ROCM_ISSUES,
+        "looks_like_error": True,
     }
 
 
@@ -225,13 +243,22 @@ def _render_table(
         unknown = _unknown(text, analysis)
         out.print(f"No known cause found ({_line_count(text)} lines checked against {entries} "
                   "known problems and the ROCm libraries' status codes).")  # fmt: skip
+        quiet = not unknown["looks_like_error"]
+        if quiet:
+            besides = ", apart from the harmless lines below," if harmless else ""
+            out.print(f"Nothing in it looks like an error{besides} (no line says error, failed, "
+                      "cannot, not found or the like).")  # fmt: skip
         if unknown["closest_family"]:
             out.print(safe(f"Closest family: {unknown['closest_family']} ({unknown['why']})."))
         for s in near or []:  # never a diagnosis: a pointer to read, with how alike it is
             out.print(safe(f"Similar to (not a diagnosis, similarity {s.score:.2f}, line "
                            f"{s.line}): {s.title} [{s.id}]"))  # fmt: skip
-        out.print(f"Collect a support bundle: {unknown['collect']}")
-        out.print(f"and report it with this log: {unknown['report']}")
+        if quiet:  # the neutral path: an error worded in none of those words still has one
+            out.print(f"If something did fail, collect a support bundle: {unknown['collect']}")
+            out.print(f"and report the failing output: {unknown['report']}")
+        else:
+            out.print(f"Collect a support bundle: {unknown['collect']}")
+            out.print(f"and report it with this log: {unknown['report']}")
     if shown:
         summary = Table(title="Known causes, most likely first", title_justify="left")
         summary.add_column("#", justify="right", no_wrap=True)

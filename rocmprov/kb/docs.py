@@ -27,7 +27,12 @@ status codes no entry explained; harmless lines last, said to be harmless ("no a
 needed"). Facts seen anywhere in the text (gfx target, ROCm and kernel versions, PCI address,
 GPU name) fill every fix and choose its conditional variant; a value that is nowhere in the text
 is replaced by how to get it. When nothing is known, explain says so, names the closest family
-and says what to collect and where to report. Every entry names the reports or documents that
+and says what to collect and where to report; when no line even looks like a problem (a healthy
+`ldconfig -p` or `pip list`: library and package names such as libgpg-error or pytest-timeout
+do not count), it says so and guesses no family, but still says where to report the failing
+output if something did fail (the general ROCm tracker: a real error may use none of those words;
+JSON: the `unknown` object's `looks_like_error` is false, its `closest_family` and `why` are "").
+Every entry names the reports or documents that
 established the cause. In the JSON (`--format json`), each of `matches` has its `lines` and
 `evidence` (the user's own lines) and `english` (beside each, its English reading where a
 localised apt, dpkg or loader message was put back in English, else "").
