@@ -31,6 +31,7 @@ def _body(path: str) -> str:
     [
         (f"kb/{OLD_CMAKE}.txt", OLD_CMAKE),
         (f"kb-wordings/{OLD_CMAKE}.enable-language.txt", OLD_CMAKE),
+        (f"kb-wordings/{OLD_CMAKE}.ggml-hip-minimum.txt", OLD_CMAKE),
         (f"kb/{HIPCXX}.txt", HIPCXX),
         (f"kb-wordings/{HIPCXX}.cmake4-rocm-path.txt", HIPCXX),
         (f"kb/{NODE}.txt", NODE),
@@ -112,3 +113,24 @@ def test_a_healthy_apt_update_is_not_a_resolver_failure() -> None:
         "Reading package lists... Done\n"
     )
     assert RESOLVE not in {m.id for m in _known(healthy)}
+
+
+def test_a_minimum_version_is_the_hip_language_only_from_a_hip_path_and_an_old_cmake() -> None:
+    line = (
+        "CMake Error at {file}:42 (cmake_minimum_required):\n"
+        "  CMake {need} or higher is required.  You are running version {run}\n"
+    )
+    hip = _first(line.format(file="ggml/src/ggml-hip/CMakeLists.txt", need="3.21", run="3.16.3"))
+    assert hip is not None and hip.id == OLD_CMAKE
+    assert hip.captures == {
+        "file": "ggml/src/ggml-hip/CMakeLists.txt",
+        "needed": "3.21",
+        "running": "3.16.3",
+    }
+    for file, need, run in (
+        ("CMakeLists.txt", "3.21", "3.16.3"),  # a project with no HIP in sight
+        ("src/ggml-hip/CMakeLists.txt", "3.28", "3.25.1"),  # HIP-capable CMake, newer asked
+        ("src/ggml-hip/CMakeLists.txt", "3.18", "3.16.3"),  # not the HIP language's floor
+    ):
+        found = {m.id for m in _known(line.format(file=file, need=need, run=run))}
+        assert OLD_CMAKE not in found, (file, need, run)
