@@ -3,9 +3,11 @@
     python benchmarks/similar_loo.py [--threshold 0.5 ...]
 
 The tier (rocmprov/kb/similar.py) ranks entries by how alike the input's informative lines are
-to each entry's real texts (its fixture's and its other wordings' matched lines, and its title).
+to each entry's real texts (its fixture's and its other wordings' matched lines, its title and,
+at a low weight, its cause).
 Each file of tests/fixtures/kb-wordings is another real text of one entry. For each: build the
-index without that file's lines (the entry keeps its title, its fixture and its other wordings),
+index without that file's lines (the entry keeps its title, its cause, its fixture and its other
+wordings),
 feed the file's text to the tier, and count whether its entry is first (top 1) or among the
 tier's suggestions (top 3). A harmless entry's wording counts when the tier names a real cause
 for it (a false alarm). The same is done, as a second figure, for every entry's own fixture
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +36,7 @@ from rocmprov.kb import load_table
 from rocmprov.kb import similar as sim
 from rocmprov.kb.lineends import normalise
 from rocmprov.kb.matcher import match
-from rocmprov.kb.table import Table
+from rocmprov.kb.table import Entry, Table
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "kb"
@@ -78,12 +80,15 @@ def per_file(table: Table) -> dict[str, list[tuple[Path, list[str]]]]:
     }
 
 
-def words_without(title: str, files: list[tuple[Path, list[str]]], left: Path) -> Counter[str]:
+def words_without(
+    entry: Entry, files: list[tuple[Path, list[str]]], left: Path
+) -> dict[str, float]:
+    """The entry's words (`sim.entry_doc`: title, cause) without the lines of file `left`."""
     lines: list[str] = []
     for path, found in files:
         if path != left:
             lines += [line for line in found if line not in lines]
-    return Counter(sim.words(" ".join([title, *lines])))
+    return sim.entry_doc(entry, lines)
 
 
 def measure(table: Table, thresholds: list[float]) -> dict[str, dict[float, Tally]]:
@@ -94,7 +99,7 @@ def measure(table: Table, thresholds: list[float]) -> dict[str, dict[float, Tall
               "harmless entry left out")  # fmt: skip
     out = {g: {t: Tally() for t in thresholds} for g in groups}
 
-    def score(group: str, i: int, doc: Counter[str], path: Path) -> None:
+    def score(group: str, i: int, doc: Mapping[str, float], path: Path) -> None:
         entry = table.entries[i]
         index = sim.build_index(table, [doc if k == i else d for k, d in enumerate(docs)])
         ranking = sim.ranked(normalise(sim.body_of(path)), table, index=index)
@@ -105,9 +110,9 @@ def measure(table: Table, thresholds: list[float]) -> dict[str, dict[float, Tall
         kind = "harmless" if entry.harmless else "real"
         for path, _ in files[entry.id]:
             group = f"{'fixtures' if path.parent == FIXTURES else 'wordings'}, {kind}"
-            score(group, i, words_without(entry.title, files[entry.id], path), path)
+            score(group, i, words_without(entry, files[entry.id], path), path)
         if entry.harmless:
-            score("harmless entry left out", i, Counter(), FIXTURES / f"{entry.id}.txt")
+            score("harmless entry left out", i, {}, FIXTURES / f"{entry.id}.txt")
     return out
 
 

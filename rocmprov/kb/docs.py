@@ -39,8 +39,9 @@ localised apt, dpkg or loader message was put back in English, else "").
 
 When no pattern matches, explain also lists up to three entries whose real texts resemble the
 input's problem-looking lines of at least three known words, as "similar to" with a score
-(TF-IDF cosine, at least 0.5; `similar` in the JSON, its evidence the line's English
-reading): a pointer to read, never a diagnosis,
+(TF-IDF cosine against each entry's real texts, its title and, at a low weight, its cause; at
+least 0.45; `similar` in the JSON, its evidence the line's English reading): a pointer to
+read, never a diagnosis,
 and it never changes the exit code. The matcher is linear in its input (a line is searched
 within 8 KiB of each hit), joins lines a terminal wrapped at 80-200 columns, accepts a log
 prefix on every line of a multi-line message (dmesg with or without -T, the journal, ISO time

@@ -8,10 +8,13 @@ line. Measured leave-one-out on the table's own wordings: benchmarks/similar_loo
 
 Each entry's real text is the lines its own fixture and its other real wordings matched
 (rocmprov/data/kb/texts.json, generated from tests/fixtures/kb and tests/fixtures/kb-wordings by
-`python -m rocmprov.kb.similar tests/fixtures/kb`; a test keeps it in sync) and its title. Text
+`python -m rocmprov.kb.similar tests/fixtures/kb`; a test keeps it in sync), its title, and the
+words of its cause at CAUSE_WEIGHT each (a word only the cause has counts 0.15 of one the texts
+have: the cause names the component and the symptom in other words than the log). Text
 becomes words: lower-cased, camelCase and snake_case split as well as kept whole, digits dropped
 (so versions, sizes, PCI addresses, pids, hex and gfx numbers say nothing), a few stop words
-left out. Each entry is a TF-IDF vector over those words; an input line is scored against every
+left out. Each entry is a TF-IDF vector over those words (sublinear: a count c >= 1 weighs
+1 + ln c, a cause-only word its fraction); an input line is scored against every
 entry by cosine similarity, and an entry keeps its best line.
 
 Only lines that look like a problem are compared (an error, failure, warning, "not found"...)
@@ -38,12 +41,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmprov.kb.literals import Finder, finder, over
-from rocmprov.kb.table import Table, load_table
+from rocmprov.kb.table import Entry, Table, load_table
 
 if TYPE_CHECKING:
     from rocmprov.kb.matcher import Match
 
-THRESHOLD = 0.5  # cosine below this is no resemblance (set on the table's own texts)
+THRESHOLD = 0.45  # cosine below this is no resemblance (set on the table's own texts)
+CAUSE_WEIGHT = 0.15  # what a word of an entry's cause counts, against 1 for a word of its texts
 TOP = 3
 MAX_LINES = 400  # informative lines compared, at most (the first ones)
 MAX_CHARS = 600  # characters of a line compared
@@ -108,19 +112,33 @@ def _texts() -> dict[str, list[str]]:
     return dict(json.loads(raw))
 
 
-def entry_words(table: Table, texts: Mapping[str, list[str]]) -> list[Counter[str]]:
-    """Each entry's words: its title and its real texts."""
-    return [Counter(words(" ".join([e.title, *texts.get(e.id, [])]))) for e in table.entries]
+def entry_doc(entry: Entry, lines: Sequence[str]) -> dict[str, float]:
+    """One entry's words and their counts: its title and `lines` (its real texts) 1 each, its
+    cause's words CAUSE_WEIGHT each."""
+    doc: dict[str, float] = dict(Counter(words(" ".join([entry.title, *lines]))))
+    for word in words(entry.cause):
+        doc[word] = doc.get(word, 0.0) + CAUSE_WEIGHT
+    return doc
 
 
-def build_index(table: Table, docs: list[Counter[str]]) -> _Index:
+def entry_words(table: Table, texts: Mapping[str, list[str]]) -> list[dict[str, float]]:
+    """Each entry's words (`entry_doc`): its title, its real texts and its cause."""
+    return [entry_doc(e, texts.get(e.id, [])) for e in table.entries]
+
+
+def _tf(count: float) -> float:
+    """Sublinear term frequency: 1 + ln(count) from 1 up, a fraction (a cause-only word) as is."""
+    return 1 + math.log(count) if count >= 1 else count
+
+
+def build_index(table: Table, docs: Sequence[Mapping[str, float]]) -> _Index:
     """TF-IDF over the entries' words (`entry_words`), each entry's vector normalised."""
     df: Counter[str] = Counter(w for d in docs for w in d)
     n = len(docs)
     idf = {w: math.log((1 + n) / (1 + c)) + 1.0 for w, c in df.items()}
     postings: dict[str, list[tuple[int, float]]] = {}
     for i, doc in enumerate(docs):
-        weights = {w: (1 + math.log(c)) * idf[w] for w, c in doc.items()}
+        weights = {w: _tf(c) * idf[w] for w, c in doc.items()}
         norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
         for w, v in weights.items():
             postings.setdefault(w, []).append((i, v / norm))
@@ -191,7 +209,7 @@ def ranked(
     best: dict[int, tuple[float, int, str]] = {}
     for number, line in lines:
         counts = Counter(words(line))
-        weights = {w: (1 + math.log(c)) * index.idf[w] for w, c in counts.items() if w in index.idf}
+        weights = {w: _tf(c) * index.idf[w] for w, c in counts.items() if w in index.idf}
         if len(weights) < MIN_WORDS:
             continue
         norm = math.sqrt(sum(v * v for v in weights.values()))
