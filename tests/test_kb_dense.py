@@ -21,7 +21,8 @@ import pytest
 from rocmprov.kb import load_table, window
 from rocmprov.kb import scan as kbscan
 from rocmprov.kb.codes import load_codes
-from rocmprov.kb.scan import _Compiled, _Target
+from rocmprov.kb.compiled import Compiled
+from rocmprov.kb.target import Target
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "kb"
@@ -38,12 +39,12 @@ def _plain_prefix(pattern: str, flags: int) -> str:
     return "".join(map(chr, sre_compiler._get_literal_prefix(parsed, flags)[0]))
 
 
-def _without_shortcuts(compiled: _Compiled) -> _Compiled:
+def _without_shortcuts(compiled: Compiled) -> Compiled:
     """`compiled` whose targets need no literal and take the engine's own literal prefix."""
     # (the scan's `windows` shared by the targets of one hit stay: the same call either way)
-    done: dict[int, _Target] = {}
+    done: dict[int, Target] = {}
 
-    def one(t: _Target) -> _Target:
+    def one(t: Target) -> Target:
         if id(t) not in done:
             new = dataclasses.replace(t)
             prefix = "" if t.source is None else _plain_prefix(t.regex.pattern, t.regex.flags)

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from rocmprov.kb import compiled as compiled_table
 from rocmprov.kb import load_table, window
 from rocmprov.kb import scan as kbscan
 from rocmprov.kb.codes import load_codes
@@ -106,9 +107,9 @@ def test_a_line_of_many_different_messages_builds_few_narrower_regexes() -> None
     ]  # fmt: skip
     text = " ".join(firsts) * 4
     assert len(text) > kbscan._LONG and "\n" not in text
-    kbscan._narrower.cache_clear()
+    compiled_table.narrower.cache_clear()
     analyse(text)
-    assert kbscan._narrower.cache_info().misses <= 4, kbscan._narrower.cache_info()
+    assert compiled_table.narrower.cache_info().misses <= 4, compiled_table.narrower.cache_info()
 
 
 def _mixed_line(size: int, sep: str = " ") -> str:

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 
 class Target(Protocol):
-    """What these functions read of a scan target (kb/scan.py's Target)."""
+    """What these functions read of a scan target (kb/target.py's Target)."""
 
     @property
     def lines(self) -> int: ...
