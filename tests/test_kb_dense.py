@@ -2,7 +2,7 @@
 Vulkan "vk::Queue::submit: ErrorDeviceLost" lines, 9 s before them; see
 benchmarks/explain_bench.py --dense). A multi-line pattern is tried at its literal prefix after
 leading zero-width assertions (`\\bring comp_` at "ring comp_", not at every "r"), and a start
-is matched only where its window holds a literal every match needs (kb/window.py,
+is matched only where its window holds a literal every match needs (kb/regexshape.py,
 required_literals), and a hit whose window lacks such a literal tries no start there
 (kb/window.py, Ahead). Here the table is scanned with and without them: the same
 entries, counts, lines, evidence and captures. No timing here (speed targets: the benchmark)."""
@@ -18,7 +18,7 @@ from re import _parser as sre_parse  # type: ignore[attr-defined]
 
 import pytest
 
-from rocmprov.kb import load_table, window
+from rocmprov.kb import load_table, regexshape, window
 from rocmprov.kb import scan as kbscan
 from rocmprov.kb.codes import load_codes
 from rocmprov.kb.compiled import Compiled
@@ -48,7 +48,7 @@ def _without_shortcuts(compiled: Compiled) -> Compiled:
         if id(t) not in done:
             new = dataclasses.replace(t)
             prefix = "" if t.source is None else _plain_prefix(t.regex.pattern, t.regex.flags)
-            firsts = "" if prefix or t.source is None else window.first_chars(
+            firsts = "" if prefix or t.source is None else regexshape.first_chars(
                 t.regex.pattern, t.regex.flags
             )
             new.__dict__.update({"needs": "", "musts": (), "prefix": prefix, "firsts": firsts})
@@ -106,16 +106,16 @@ def test_the_plain_scan_really_lacks_the_shortcuts() -> None:
 
 
 def test_a_literal_prefix_is_read_past_zero_width_assertions() -> None:
-    assert window.literal_prefix(r"\bring (?P<r>comp_\d+) timeout", 0) == "ring comp_"
-    assert window.literal_prefix(r"^\bERROR: x", re.MULTILINE) == "ERROR: x"
-    assert window.literal_prefix(r"(?:a|b)c", 0) == ""
+    assert regexshape.literal_prefix(r"\bring (?P<r>comp_\d+) timeout", 0) == "ring comp_"
+    assert regexshape.literal_prefix(r"^\bERROR: x", re.MULTILINE) == "ERROR: x"
+    assert regexshape.literal_prefix(r"(?:a|b)c", 0) == ""
 
 
 def test_the_literals_every_match_needs() -> None:
-    assert window.required_literals(r"ab(?:x|y)cd[0-9]+(?P<g>efg)h", 0) == ("efgh", "ab", "cd")
-    assert window.required_literals(r"ab(?=zzz)c?d", 0) == ("ab", "d")  # a look-ahead: none
-    assert window.required_literals(r"(?i)abc", 0) == ()
-    assert window.required_literals(r"x(?i:abc)y", 0) == ("x", "y")
+    assert regexshape.required_literals(r"ab(?:x|y)cd[0-9]+(?P<g>efg)h", 0) == ("efgh", "ab", "cd")
+    assert regexshape.required_literals(r"ab(?=zzz)c?d", 0) == ("ab", "d")  # a look-ahead: none
+    assert regexshape.required_literals(r"(?i)abc", 0) == ()
+    assert regexshape.required_literals(r"x(?i:abc)y", 0) == ("x", "y")
 
 
 def test_the_places_of_a_literal_are_read_once_as_windows_move_on() -> None:

@@ -13,8 +13,9 @@ from re import _parser as sre_parse  # type: ignore[attr-defined]
 
 from rocmprov.kb.anchors import reach_before
 from rocmprov.kb.redact import redactable
+from rocmprov.kb.regexshape import first_chars, literal_prefix, required_literals
 from rocmprov.kb.table import Pattern
-from rocmprov.kb.window import SPAN, first_chars, literal_prefix, required_literals
+from rocmprov.kb.window import SPAN
 
 LINE_SPAN = 4096  # the longest match of a single-line regex (SPAN made a 4 MiB line 1.3x slower)
 CODE_LINE = -1  # a scan target that marks a line for the status-code look-up
