@@ -151,16 +151,16 @@ def starting_by(
         return
     final = True  # every start tried so far had a window that held all its lines
     after = max(lo, tried.get(target, 0))
+    ends, held = LineEnds(text, after, hi), Next(text, needs, hi)
     for start in _starts(target, text, after, min(hi, pos + max(1, len(target.prefix)))):
         if start < after:
             continue
-        stop = lines_end(text, start, target.lines, hi)
+        stop = ends.end(start, target.lines)
         upto = min(hi, stop)
-        m = (
-            None
-            if needs and text.find(needs, start, upto) < 0
-            else target.regex.match(text, start, upto)
-        )
+        if needs and not held.within(start, upto):
+            m = None  # a literal every match holds is not in the start's lines
+        else:
+            m = target.regex.match(text, start, upto)
         # finditer's next match starts after this one: a start inside it is not tried
         after = max(m.end(), start + 1) if m is not None else start + 1
         if final and stop <= hi:
@@ -189,12 +189,48 @@ def _charset(chars: str) -> re.Pattern[str]:
     return re.compile("[" + "".join(re.escape(c) for c in chars) + "]")
 
 
+class LineEnds:
+    """lines_end for the ascending starts of one window: the window's line ends are read once.
+    Each start read on to its own `lines`-th line end (and to the next place of the literal its
+    matches need, Next): lines x the line length a start, 16 lines of 8,000 characters at every
+    "a" of a window for a pattern that can start with one (docs/benchmarks.md, session 30)."""
+
+    def __init__(self, text: str, lo: int, limit: int) -> None:
+        self.text, self.limit = text, limit
+        self.ends: list[int] = []  # the line ends read, ascending
+        self.read = lo  # every line end in [lo, read) is in `ends`
+        self.first = 0  # where the last start's line ends began in `ends`
+
+    def end(self, start: int, lines: int) -> int:
+        """lines_end(text, start, lines, limit), for a start at or after the last one."""
+        ends = self.ends
+        self.first = i = bisect_left(ends, start, self.first)
+        self.read = max(self.read, start)
+        while len(ends) < i + lines and self.read < self.limit:
+            nxt = self.text.find("\n", self.read, self.limit)
+            self.read = self.limit if nxt < 0 else nxt + 1
+            if nxt >= 0:
+                ends.append(nxt)
+        if len(ends) >= i + lines:
+            return ends[i + lines - 1]
+        return len(self.text) if self.limit >= len(self.text) else self.limit + 1
+
+
+class Next:
+    """Where a literal next lies, for ascending starts (read once along the window, as Ahead)."""
+
+    def __init__(self, text: str, literal: str, limit: int) -> None:
+        self.text, self.literal, self.limit = text, literal, limit
+        self.at = -2  # the first place at or after the last start read from (-1: none by limit)
+
+    def within(self, start: int, upto: int) -> bool:
+        """Whether the literal lies whole in text[start:upto] (upto <= limit)."""
+        if self.at == -2 or 0 <= self.at < start:
+            self.at = self.text.find(self.literal, start, self.limit)
+        return self.at >= 0 and self.at + len(self.literal) <= upto
+
+
 def lines_end(text: str, start: int, lines: int, limit: int) -> int:
     """Where the `lines` lines from `start` end (the text's end if it ends first), read no
     further than `limit`: past it, limit + 1."""
-    end = start - 1
-    for _ in range(lines):
-        end = text.find("\n", end + 1, limit)
-        if end < 0:
-            return len(text) if limit >= len(text) else limit + 1
-    return end
+    return LineEnds(text, start, limit).end(start, lines)
