@@ -14,7 +14,7 @@ from rocmprov.kb.compiled import Compiled
 from rocmprov.kb.target import Target
 
 # a target's lazily compiled parts
-FORMS = ("regex", "width", "prefix", "firsts", "whole", "unless", "near")
+FORMS = ("regex", "width", "prefix", "firsts", "head", "whole", "unless", "near")
 
 
 def assert_leads(text: str, entry: str) -> None:

@@ -53,6 +53,7 @@ class _Target:
     prefix: str = ""
     firsts: str = "ab"
     needs: str = NEEDLE
+    head: re.Pattern[str] | None = None
     unless: re.Pattern[str] | None = None
     near: re.Pattern[str] | None = None
 

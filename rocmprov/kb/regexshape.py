@@ -1,8 +1,9 @@
 """What a regex's parsed form says about its matches, as the matcher's scan needs it: how many
 line breaks a match can span (`newline_bound`, the table's hygiene test), the literal every
-match starts with (`literal_prefix`), the literals every match holds (`required_literals`) and
-the characters a match can start with (`first_chars`). Pure; read by kb/target.py (a pattern as
-the scan runs it), whose windows and starts kb/window.py finds.
+match starts with (`literal_prefix`), the literals every match holds (`required_literals`), the
+characters a match can start with (`first_chars`) and the part of a match before it reads to
+its line's end (`line_head`: one start a line is enough). Pure; read by kb/target.py (a pattern
+as the scan runs it), whose windows and starts kb/window.py finds.
 """
 
 from __future__ import annotations
@@ -185,3 +186,82 @@ def first_chars(pattern: str, flags: int) -> str:
     if chars is None or empty or len(chars) > MAX_FIRSTS:
         return ""
     return "".join(sorted(chars))
+
+
+# ------------------------------------------------- a head, then the rest of its line (line_head)
+
+_REPEATS = tuple(
+    op
+    for op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT,
+               getattr(sre_constants, "POSSESSIVE_REPEAT", None))
+    if op
+)  # fmt: skip
+_REFS = (sre_constants.GROUPREF, sre_constants.GROUPREF_EXISTS)
+
+
+def _to_line_end(items: Any, dotall: bool) -> bool:
+    """Whether every match of the items begins by reading to the first line break on and over
+    it, wherever on the line they start: `[^\\n]*` (or `.*`; greedy, lazy or possessive) then
+    what can only begin with that break (`\\n`, `(?:\\n[^\\n]*){0,6}?\\n`), or a repeat of at least
+    once of something that begins so, or a group that does. Wherever on a line the items start,
+    they go on from the same place, the next line's start."""
+    if not items:
+        return False
+    op, arg = items[0]
+    if op is sre_constants.SUBPATTERN:  # a group's content, then what follows it
+        inner = (dotall or bool(arg[1] & re.DOTALL)) and not arg[2] & re.DOTALL
+        return inner == dotall and _to_line_end([*arg[3], *items[1:]], dotall)
+    if op not in _REPEATS:
+        return False
+    if arg[0] >= 1 and _to_line_end(list(arg[2]), dotall):
+        return True  # its first time reads to the break
+    run = list(arg[2])
+    rest_of_line = run == [(sre_constants.NOT_LITERAL, 10)] or (
+        len(run) == 1 and run[0][0] is sre_constants.ANY and not dotall
+    )
+    if not rest_of_line or arg[0] != 0 or arg[1] is not sre_constants.MAXREPEAT:
+        return False
+    chars, empty = _firsts(items[1:])  # the only break the run reaches is its line's own
+    return chars == frozenset("\n") and not empty
+
+
+def _refers(items: Any) -> bool:
+    """Whether the parsed items hold a back-reference or a (?(group)...) anywhere."""
+    for op, arg in items:
+        if op in _REFS:
+            return True
+        parts = arg if isinstance(arg, (tuple, list)) else (arg,)
+        for part in parts:
+            subs = part if isinstance(part, list) else [part]  # a branch's alternatives
+            if any(isinstance(sub, sre_parse.SubPattern) and _refers(sub) for sub in subs):
+                return True
+    return False
+
+
+@lru_cache(maxsize=4096)
+def line_head(pattern: str, flags: int) -> re.Pattern[str] | None:
+    """HEAD of a pattern shaped HEAD REST, compiled on its own, where HEAD never reads past its
+    line's break and REST begins by reading to that break (`(?:[^\\n]*\\n){m,n}` with m >= 1,
+    lazy or greedy, or `[^\\n]*\\n`) and refers to no group. REST then goes on from the next
+    line's start wherever on its line HEAD ended, and the text a start's lines end at is the
+    same for every start on a line (kb/window.py): where a match failed from a start at which
+    HEAD matched, no later start on that line can match, and starting_by tries one a line for
+    these. None for any other pattern. 60 of the table's 192 multi-line patterns have this
+    shape (session 30); one of them tried from every "ROCm" of 15 lines of 8,000 characters read
+    on up to 15 lines from each: the square of the lines' length."""
+    parsed = sre_parse.parse(pattern, flags)
+    dotall = bool(parsed.state.flags & re.DOTALL)
+    items = list(parsed)
+    for k in range(1, len(items)):
+        if not _to_line_end(items[k:], dotall):
+            continue
+        head = items[:k]
+        if _newlines(head, dotall, {}) or _refers(items[k:]):
+            return None
+        try:  # the head alone, compiled as re.compile compiles a parsed pattern (a private
+            # API: where it fails, every start is tried)
+            alone = sre_parse.SubPattern(parsed.state, head)
+            return sre_compiler.compile(alone, flags)  # type: ignore[no-any-return]
+        except Exception:
+            return None
+    return None

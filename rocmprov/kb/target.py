@@ -13,7 +13,7 @@ from re import _parser as sre_parse  # type: ignore[attr-defined]
 
 from rocmprov.kb.anchors import reach_before
 from rocmprov.kb.redact import redactable
-from rocmprov.kb.regexshape import first_chars, literal_prefix, required_literals
+from rocmprov.kb.regexshape import first_chars, line_head, literal_prefix, required_literals
 from rocmprov.kb.table import Pattern
 from rocmprov.kb.window import SPAN
 
@@ -106,6 +106,15 @@ class Target:
         if self.source is None or self.prefix:
             return ""
         return first_chars(self.regex.pattern, self.regex.flags)
+
+    @cached_property
+    def head(self) -> re.Pattern[str] | None:
+        """A multi-line regex's part before it reads to its line's end, compiled alone, where
+        that makes one start a line enough (regexshape.line_head; None for any other)."""
+        if self.source is None or self.lines == 1:
+            return None
+        own = self.source.compiled  # `regex` itself (read here, not through a wrapper of it)
+        return line_head(own.pattern, own.flags)
 
     @cached_property
     def whole(self) -> re.Pattern[str] | None:
