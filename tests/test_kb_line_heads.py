@@ -264,3 +264,69 @@ def test_long_lines_before_an_anchor_cost_linear_in_their_length(last: str) -> N
         assert_linear(lambda n: _rocm_lines(n), analyse, 1000)
     else:
         assert_linear(lambda n: ((last * (n // len(last) + 1))[:n] + "\n") * 16, analyse, 1000)
+
+
+def _each_start(target: Any, text: str, calls: list[tuple[int, int, int]]) -> list[list[int]]:
+    """starting_by's rule before session 30, over a run of hits sharing `tried`: every start
+    of a call's own (up to its hit: its prefix's or first characters' places) tried, each read
+    to its own lines' end or the window's."""
+    out, tried = [], 0
+    for lo, hi, pos in calls:
+        found, final, start = [], True, max(lo, tried)
+        limit = min(hi, pos + max(1, len(target.prefix)))
+        while start < limit:
+            if not (text.startswith(target.prefix, start) if target.prefix
+                    else text[start] in target.firsts):  # fmt: skip
+                start += 1
+                continue
+            stop = window.lines_end(text, start, target.lines, hi)
+            m = target.regex.match(text, start, min(hi, stop))
+            after = max(m.end(), start + 1) if m is not None else start + 1
+            if final and stop <= hi:
+                tried = after
+            else:
+                final = False
+            if m is not None:
+                found.append(m.start())
+            start = after
+        out.append(found)
+    return out
+
+
+def test_a_later_window_cut_shorter_tries_the_starts_past_the_first_hit() -> None:
+    """A failed head settles the later starts of its line only for windows as long as its own:
+    a later hit on an enormous next line has a window cut SPAN after it, where `\\b` matches at
+    the cut ("gfx1100|0"); the starts past the first hit, on the line before, are still tried
+    there, as they were before session 30 (the one-start-a-line rule had passed them over)."""
+    entry = TABLE.by_id[ONNX]
+    target = Target(TABLE.entries.index(entry), 1, entry.patterns[1], entry.patterns[1].lines)
+    assert target.head is not None and target.prefix.startswith("Failed to load")
+    first = MSG + " then " + MSG
+    lead = "load library libonnxruntime_providers_ x "
+    second = lead + "y" * (window.SPAN - 8 - len(lead)) + " gfx11000 " + "z" * 500
+    text = first + "\n" + second + "\n"
+    pos1, pos2 = first.index("load"), len(first) + 1
+    assert text[pos2 + window.SPAN - 7 : pos2 + window.SPAN] == "gfx1100"
+    calls = [(0, len(text), pos1), (0, pos2 + window.SPAN, pos2)]
+    tried: dict[Target, int] = {}
+    got = [[m.start() for m in window.starting_by(target, text, lo, hi, pos, tried)]
+           for lo, hi, pos in calls]  # fmt: skip
+    assert got == _each_start(target, text, calls) == [[], [first.rindex("Failed")]]
+
+
+def test_runs_of_hits_give_what_trying_every_start_gives_synthetic() -> None:
+    """Windows of random sizes, cut mid-line too, over runs of hits sharing `tried`."""
+    rng = random.Random(31)
+    for pattern in SHAPED:
+        for prefix in ("", "a"):
+            if prefix and not re.match(prefix, pattern):
+                continue
+            target = _Synthetic(pattern, prefix=prefix, firsts="" if prefix else "ab")
+            for _ in range(300):
+                text = "".join(rng.choice(["a", "b", " ", "\n", "ab", "\r\n"]) for _ in range(40))
+                hits = sorted(rng.sample(range(len(text) + 1), 3))
+                calls = [(rng.randint(0, p), rng.randint(p, len(text)), p) for p in hits]
+                tried: dict[Any, int] = {}
+                got = [[m.start() for m in window.starting_by(target, text, lo, hi, p, tried)]
+                       for lo, hi, p in calls]  # fmt: skip
+                assert got == _each_start(target, text, calls), (pattern, text, calls)

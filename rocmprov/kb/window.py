@@ -149,7 +149,9 @@ def starting_by(
     Every start on one line has the same lines (to the same line end), so where they lack a
     literal every match holds, or where a `head` target failed from a start at which its head
     matched (regexshape.line_head), the rest of that line is passed over: 15 lines of 8,000
-    characters of "ROCm " had 24,000 starts each read on up to 15 lines (session 30)."""
+    characters of "ROCm " had 24,000 starts each read on up to 15 lines (session 30). A later
+    hit still tries that line's starts past this hit's (a failed head only settles them for
+    windows as long as this one: tests/test_kb_line_heads.py)."""
     needs, head = target.needs, target.head  # needs: a literal every match holds
     if not target.prefix and not target.firsts:
         if not needs or text.find(needs, lo, hi) >= 0:
@@ -160,12 +162,14 @@ def starting_by(
     after = max(lo, tried.get(target, 0))
     ends, held = LineEnds(text, after, hi), Next(text, needs, hi)
     limit = min(hi, pos + max(1, len(target.prefix)))
+    last = limit - max(1, len(target.prefix)) + 1  # past this hit's last start
     start = _next_start(target, text, after, limit)
     while start >= 0:
         stop = ends.end(start, target.lines)
         upto = min(hi, stop)
-        if needs and not held.within(start, upto):
-            m, rest_of_line = None, True  # nor in the lines of a later start on this line
+        lacks = bool(needs) and not held.within(start, upto)
+        if lacks:  # nor in the lines of a later start on this line, in any window
+            m, rest_of_line = None, True
         elif head is not None and head.match(text, start, upto) is None:
             m, rest_of_line = None, False  # no match starts where its head does not
         else:  # a head target that fails here fails from every later start on the line
@@ -173,10 +177,15 @@ def starting_by(
             rest_of_line = m is None and head is not None
         # finditer's next match starts after this one: a start inside it is not tried
         after = max(m.end(), start + 1) if m is not None else start + 1
+        settled = after
         if rest_of_line:
             after = max(after, ends.end(start, 1) + 1)
+            # a failed head settles the line's later starts for windows reaching `upto` only:
+            # a later hit's window cut shorter (an enormous line) ends the regex elsewhere
+            # (`\b`, `$` at the cut), so starts past this hit's are left to it, as before
+            settled = after if lacks else min(after, last)
         if final and stop <= hi:
-            tried[target] = after  # its answer cannot change: not tried again
+            tried[target] = settled  # its answer cannot change: not tried again
         else:  # a window cut short (enormous lines): a later hit's may hold the match
             final = False
         if m is not None:
