@@ -330,3 +330,22 @@ def test_runs_of_hits_give_what_trying_every_start_gives_synthetic() -> None:
                 got = [[m.start() for m in window.starting_by(target, text, lo, hi, p, tried)]
                        for lo, hi, p in calls]  # fmt: skip
                 assert got == _each_start(target, text, calls), (pattern, text, calls)
+
+
+def test_a_line_lacking_a_needed_literal_is_looked_at_once(monkeypatch: Any) -> None:
+    """Where a start's lines lack a literal every match holds (`needs`), so do those of the later
+    starts on its line, whatever the pattern's shape (here one with no head): one look a line,
+    not one a start (500 starts a line)."""
+    looks: list[int] = []
+
+    class Counting(window.Next):
+        def within(self, start: int, upto: int) -> bool:
+            looks.append(start)
+            return super().within(start, upto)
+
+    monkeypatch.setattr(window, "Next", Counting)
+    target = _Synthetic(r"a(?:[^\n]*\n){0,2}?[^\n]*?zz", needs="zz", firsts="a")
+    assert target.head is None
+    text = ("a " * 500 + "\n") * 10
+    assert list(window.starting_by(target, text, 0, len(text), len(text), {})) == []
+    assert len(looks) == 10, len(looks)
