@@ -40,7 +40,8 @@ def _plain_prefix(pattern: str, flags: int) -> str:
 
 
 def _without_shortcuts(compiled: Compiled) -> Compiled:
-    """`compiled` whose targets need no literal and take the engine's own literal prefix."""
+    """`compiled` whose targets need no literal, take the engine's own literal prefix and have
+    no head (regexshape.line_head: every start of a line tried, not one)."""
     # (the scan's `windows` shared by the targets of one hit stay: the same call either way)
     done: dict[int, Target] = {}
 
@@ -51,7 +52,9 @@ def _without_shortcuts(compiled: Compiled) -> Compiled:
             firsts = "" if prefix or t.source is None else regexshape.first_chars(
                 t.regex.pattern, t.regex.flags
             )
-            new.__dict__.update({"needs": "", "musts": (), "prefix": prefix, "firsts": firsts})
+            new.__dict__.update(
+                {"needs": "", "musts": (), "prefix": prefix, "firsts": firsts, "head": None}
+            )
             done[id(t)] = new
         return done[id(t)]
 
@@ -99,10 +102,11 @@ def test_the_plain_scan_really_lacks_the_shortcuts() -> None:
     """The comparison above means something: the Vulkan entry's targets differ between them."""
     compiled = kbscan.compile_table(load_table(), load_codes())
     anchor = "vk::Queue::submit: ErrorDeviceLost"
-    fast = [(t.prefix, t.needs) for t in compiled.targets[anchor]]
-    plain = [(t.prefix, t.needs) for t in _without_shortcuts(compiled).targets[anchor]]
-    assert fast == [(anchor, "ring comp_"), ("ring comp_", anchor)]
-    assert plain == [(anchor, ""), ("", "")]
+    plain_compiled = _without_shortcuts(compiled)
+    fast = [(t.prefix, t.needs, t.head is None) for t in compiled.targets[anchor]]
+    plain = [(t.prefix, t.needs, t.head is None) for t in plain_compiled.targets[anchor]]
+    assert fast == [(anchor, "ring comp_", True), ("ring comp_", anchor, False)]
+    assert plain == [(anchor, "", True), ("", "", True)]
 
 
 def test_a_literal_prefix_is_read_past_zero_width_assertions() -> None:
