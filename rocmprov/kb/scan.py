@@ -15,7 +15,7 @@ would retry it from every position of a long run of its characters.
 
 A log dense with hits of a multi-line pattern's anchor (every line, none completing a match)
 costs little a line: a hit whose window lacks a literal its pattern needs (its prefix, or one
-every match holds: window.required_literals) is passed over without trying a start there (the
+every match holds: regexshape.required_literals) is passed over without trying a start there (the
 literal's places are read once as the windows move on: window.Ahead), and a start is matched
 only where its own lines hold that literal (120,000 Vulkan ErrorDeviceLost lines: 9 s -> about
 2 s; benchmarks/explain_bench.py --dense).
