@@ -10,10 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 from rocmprov.kb import match
-from rocmprov.kb.scan import _Compiled, _Target
+from rocmprov.kb.compiled import Compiled
+from rocmprov.kb.target import Target
 
 # a target's lazily compiled parts
-FORMS = ("regex", "width", "prefix", "firsts", "whole", "unless", "near")
+FORMS = ("regex", "width", "prefix", "firsts", "head", "whole", "unless", "near")
 
 
 def assert_leads(text: str, entry: str) -> None:
@@ -27,11 +28,11 @@ def assert_silent(text: str, wolf: str) -> None:
     assert wolf not in [m.id for m in match(text)]
 
 
-def wrapped(compiled: _Compiled, wrap: Callable[[Any], Any], *forms: str) -> _Compiled:
+def wrapped(compiled: Compiled, wrap: Callable[[Any], Any], *forms: str) -> Compiled:
     """`compiled` with each target's `forms` (of FORMS) replaced by wrap(the compiled regex)."""
-    done: dict[int, _Target] = {}
+    done: dict[int, Target] = {}
 
-    def one(t: _Target) -> _Target:
+    def one(t: Target) -> Target:
         if id(t) not in done:
             new = dataclasses.replace(t)
             new.__dict__.update({f: getattr(t, f) for f in FORMS})  # compiled now, as they are

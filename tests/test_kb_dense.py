@@ -2,7 +2,7 @@
 Vulkan "vk::Queue::submit: ErrorDeviceLost" lines, 9 s before them; see
 benchmarks/explain_bench.py --dense). A multi-line pattern is tried at its literal prefix after
 leading zero-width assertions (`\\bring comp_` at "ring comp_", not at every "r"), and a start
-is matched only where its window holds a literal every match needs (kb/window.py,
+is matched only where its window holds a literal every match needs (kb/regexshape.py,
 required_literals), and a hit whose window lacks such a literal tries no start there
 (kb/window.py, Ahead). Here the table is scanned with and without them: the same
 entries, counts, lines, evidence and captures. No timing here (speed targets: the benchmark)."""
@@ -18,10 +18,11 @@ from re import _parser as sre_parse  # type: ignore[attr-defined]
 
 import pytest
 
-from rocmprov.kb import load_table, window
+from rocmprov.kb import load_table, regexshape, window
 from rocmprov.kb import scan as kbscan
 from rocmprov.kb.codes import load_codes
-from rocmprov.kb.scan import _Compiled, _Target
+from rocmprov.kb.compiled import Compiled
+from rocmprov.kb.target import Target
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "kb"
@@ -38,19 +39,22 @@ def _plain_prefix(pattern: str, flags: int) -> str:
     return "".join(map(chr, sre_compiler._get_literal_prefix(parsed, flags)[0]))
 
 
-def _without_shortcuts(compiled: _Compiled) -> _Compiled:
-    """`compiled` whose targets need no literal and take the engine's own literal prefix."""
+def _without_shortcuts(compiled: Compiled) -> Compiled:
+    """`compiled` whose targets need no literal, take the engine's own literal prefix and have
+    no head (regexshape.line_head: every start of a line tried, not one)."""
     # (the scan's `windows` shared by the targets of one hit stay: the same call either way)
-    done: dict[int, _Target] = {}
+    done: dict[int, Target] = {}
 
-    def one(t: _Target) -> _Target:
+    def one(t: Target) -> Target:
         if id(t) not in done:
             new = dataclasses.replace(t)
             prefix = "" if t.source is None else _plain_prefix(t.regex.pattern, t.regex.flags)
-            firsts = "" if prefix or t.source is None else window.first_chars(
+            firsts = "" if prefix or t.source is None else regexshape.first_chars(
                 t.regex.pattern, t.regex.flags
             )
-            new.__dict__.update({"needs": "", "musts": (), "prefix": prefix, "firsts": firsts})
+            new.__dict__.update(
+                {"needs": "", "musts": (), "prefix": prefix, "firsts": firsts, "head": None}
+            )
             done[id(t)] = new
         return done[id(t)]
 
@@ -98,23 +102,24 @@ def test_the_plain_scan_really_lacks_the_shortcuts() -> None:
     """The comparison above means something: the Vulkan entry's targets differ between them."""
     compiled = kbscan.compile_table(load_table(), load_codes())
     anchor = "vk::Queue::submit: ErrorDeviceLost"
-    fast = [(t.prefix, t.needs) for t in compiled.targets[anchor]]
-    plain = [(t.prefix, t.needs) for t in _without_shortcuts(compiled).targets[anchor]]
-    assert fast == [(anchor, "ring comp_"), ("ring comp_", anchor)]
-    assert plain == [(anchor, ""), ("", "")]
+    plain_compiled = _without_shortcuts(compiled)
+    fast = [(t.prefix, t.needs, t.head is None) for t in compiled.targets[anchor]]
+    plain = [(t.prefix, t.needs, t.head is None) for t in plain_compiled.targets[anchor]]
+    assert fast == [(anchor, "ring comp_", True), ("ring comp_", anchor, False)]
+    assert plain == [(anchor, "", True), ("", "", True)]
 
 
 def test_a_literal_prefix_is_read_past_zero_width_assertions() -> None:
-    assert window.literal_prefix(r"\bring (?P<r>comp_\d+) timeout", 0) == "ring comp_"
-    assert window.literal_prefix(r"^\bERROR: x", re.MULTILINE) == "ERROR: x"
-    assert window.literal_prefix(r"(?:a|b)c", 0) == ""
+    assert regexshape.literal_prefix(r"\bring (?P<r>comp_\d+) timeout", 0) == "ring comp_"
+    assert regexshape.literal_prefix(r"^\bERROR: x", re.MULTILINE) == "ERROR: x"
+    assert regexshape.literal_prefix(r"(?:a|b)c", 0) == ""
 
 
 def test_the_literals_every_match_needs() -> None:
-    assert window.required_literals(r"ab(?:x|y)cd[0-9]+(?P<g>efg)h", 0) == ("efgh", "ab", "cd")
-    assert window.required_literals(r"ab(?=zzz)c?d", 0) == ("ab", "d")  # a look-ahead: none
-    assert window.required_literals(r"(?i)abc", 0) == ()
-    assert window.required_literals(r"x(?i:abc)y", 0) == ("x", "y")
+    assert regexshape.required_literals(r"ab(?:x|y)cd[0-9]+(?P<g>efg)h", 0) == ("efgh", "ab", "cd")
+    assert regexshape.required_literals(r"ab(?=zzz)c?d", 0) == ("ab", "d")  # a look-ahead: none
+    assert regexshape.required_literals(r"(?i)abc", 0) == ()
+    assert regexshape.required_literals(r"x(?i:abc)y", 0) == ("x", "y")
 
 
 def test_the_places_of_a_literal_are_read_once_as_windows_move_on() -> None:

@@ -24,7 +24,7 @@ import pytest
 from kbvariants import variants
 
 from rocmprov.kb import load_table, match
-from rocmprov.kb.window import newline_bound
+from rocmprov.kb.regexshape import newline_bound
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "kb"

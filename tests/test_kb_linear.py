@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from rocmprov.kb import load_table, window
+from rocmprov.kb import compiled as compiled_table
+from rocmprov.kb import load_table, regexshape, window
 from rocmprov.kb import scan as kbscan
 from rocmprov.kb.codes import load_codes
 from rocmprov.kb.matcher import analyse
@@ -106,9 +107,9 @@ def test_a_line_of_many_different_messages_builds_few_narrower_regexes() -> None
     ]  # fmt: skip
     text = " ".join(firsts) * 4
     assert len(text) > kbscan._LONG and "\n" not in text
-    kbscan._narrower.cache_clear()
+    compiled_table.narrower.cache_clear()
     analyse(text)
-    assert kbscan._narrower.cache_info().misses <= 4, kbscan._narrower.cache_info()
+    assert compiled_table.narrower.cache_info().misses <= 4, compiled_table.narrower.cache_info()
 
 
 def _mixed_line(size: int, sep: str = " ") -> str:
@@ -197,7 +198,7 @@ def test_a_start_is_tried_once_and_its_answer_holds_its_declared_lines() -> None
                                     r"distribution found for torch",
                            "anchor": "Looking in indexes", "lines": 5}]}  # fmt: skip
     table = parse_table({"schema": "rocmprov.kb/1", "entries": [entry]})
-    assert window.newline_bound(table.entries[0].patterns[0].regex, 0) >= 4  # spans past 4
+    assert regexshape.newline_bound(table.entries[0].patterns[0].regex, 0) >= 4  # spans past 4
     within = "torch{\n+rocm\n}==2.0+rocm6.0 has no wheels with a matching platform tag\n"
     beyond = "torch{\n+rocm\n+rocm\n}==2.0+rocm6.0\nhas no wheels with a matching platform tag\n"
     for before in ("", "+rocm\n", "+rocm\n" * 3):
@@ -216,7 +217,7 @@ def test_a_multi_line_pattern_without_a_literal_prefix_is_tried_at_its_first_cha
     """rocr.runtime-library-version-mix's pattern starts with no literal: its whole window was
     searched from every line holding its anchor (a hostile read: 4.9 s of CPU for 256 KiB of
     the loader's `trying file=` lines). Now only the places of the characters it can start with,
-    up to the hit (kb/window.py first_chars), are tried: about 0.5 s here, ~50x the same lines
+    up to the hit (kb/regexshape.py first_chars), are tried: about 0.5 s here, ~50x the same lines
     without the anchor (~190x before)."""
     text = "trying file=/opt/rocm/libhsakmt/lib/libhsakmt.so.1\n" * (64 * 1024 // 51)
     anchor = "/libhsakmt/lib/libhsakmt"
@@ -225,12 +226,13 @@ def test_a_multi_line_pattern_without_a_literal_prefix_is_tried_at_its_first_cha
 
 
 def test_first_characters_and_line_breaks_of_a_pattern() -> None:
-    assert window.first_chars(r"(?:\bgfx115[01]\b|Strix (?:Halo|Point))x", 0) == "Sg"
-    assert window.first_chars(r"(?=Memory|MES)(?:Memory a|\bMES f)", 0) == "M"
-    assert window.first_chars(r"[a-z]+x", 0) == "" and window.first_chars(r"x?y*", 0) == ""
-    assert window.newline_bound(r"a[^\n]*\n(?:[^\n]*\n){0,3}b", 0) == 4
-    assert window.newline_bound(r"a\s+b", 0) > 1000 and window.newline_bound(r"a[^}]*b", 0) > 1000
-    assert window.newline_bound(r"a(?=(?:[^\n]*\n){2})b", 0) == 2  # a lookahead reads on
+    assert regexshape.first_chars(r"(?:\bgfx115[01]\b|Strix (?:Halo|Point))x", 0) == "Sg"
+    assert regexshape.first_chars(r"(?=Memory|MES)(?:Memory a|\bMES f)", 0) == "M"
+    assert regexshape.first_chars(r"[a-z]+x", 0) == "" and regexshape.first_chars(r"x?y*", 0) == ""
+    assert regexshape.newline_bound(r"a[^\n]*\n(?:[^\n]*\n){0,3}b", 0) == 4
+    assert regexshape.newline_bound(r"a\s+b", 0) > 1000
+    assert regexshape.newline_bound(r"a[^}]*b", 0) > 1000
+    assert regexshape.newline_bound(r"a(?=(?:[^\n]*\n){2})b", 0) == 2  # a lookahead reads on
 
 
 def test_a_long_or_many_part_extension_name_is_still_named() -> None:

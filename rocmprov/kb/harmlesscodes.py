@@ -21,8 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from rocmprov.kb import codes as status_codes
+from rocmprov.kb.found import Found
 from rocmprov.kb.reflow import plain_marks, plain_spacing, unescape
-from rocmprov.kb.scan import Found, line_match
+from rocmprov.kb.target import line_match
 from rocmprov.kb.window import Seen, context_ok
 
 
@@ -76,7 +77,7 @@ def line_codes(
     single-line pattern matching the line as written or put back: kb/reflow.py's escapes,
     entities, quote marks, spacing made plain, a JSON string's lines each), and the name is
     written nowhere on that reading of the line outside such a match. The pattern is tried by
-    the scan's own check (scan.line_match; a context's `unless`/`near` read around the user's
+    the scan's own check (target.line_match; a context's `unless`/`near` read around the user's
     line). A line past the entry's last evidence line or its MAX_COUNT is read the same way.
     Matches are cached by line text, the codes by match text (a log of one warning repeated, or
     with a time stamp before each, reads its codes once)."""

@@ -74,7 +74,7 @@ class Match:
     # the evidence itself is the user's own line), else ""; empty when no line was
     english: tuple[str, ...] = ()
     # beside each evidence line: where it starts on its line and where the match ends there
-    # (kb/scan.py's Found.at; -1 not known, () none known): not part of the answer
+    # (kb/found.py's Found.at; -1 not known, () none known): not part of the answer
     at: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rocmprov.kb.found import MAX_LINE, clip
 from rocmprov.kb.locale import Translation
-from rocmprov.kb.scan import MAX_LINE, clip
 
 
 def own_evidence(

@@ -1,20 +1,21 @@
-"""The matcher's one pass over a text: anchors found in one pass (kb/literals.py: Hyperscan, or a
-trie-shaped regex), the full regexes of the entries that own an anchor run only near its hits.
-Pure.
+"""The matcher's one pass over a text: anchors found in one pass (kb/compiled.py: one finder of
+every anchor, kb/literals.py: Hyperscan, or a trie-shaped regex), the full regexes of the
+entries that own an anchor (kb/target.py) run only near its hits; what it finds is kept in a
+Found per entry (kb/found.py). Pure.
 
 Cost is linear in the text. Each line's bounds are found once (not once per hit). A single-line
 regex is searched from the most characters its match can hold before its anchor (kb/anchors.py,
-reach_before) to its longest possible match (at most _LINE_SPAN = 4 KiB) after an anchor hit and
-_CHUNK beyond, and the hits that search covered are skipped; a multi-line one once per line,
-within _SPAN a line around the hit, from each start once (kb/window.py). So a match longer than
-4 KiB on a line is not found (no real error line is that long; evidence is cut at MAX_LINE), and
-an enormous line's evidence is shown from just before its match, cut at MAX_LINE characters. A
-pattern may not begin with an unbounded repeat (tests/test_kb_hygiene.py): the regex engine would
-retry it from every position of a long run of its characters.
+reach_before) to its longest possible match (at most target.LINE_SPAN = 4 KiB) after an anchor
+hit and _CHUNK beyond, and the hits that search covered are skipped; a multi-line one once per
+line, within _SPAN a line around the hit, from each start once (kb/window.py). So a match longer
+than 4 KiB on a line is not found (no real error line is that long; evidence is cut at MAX_LINE),
+and an enormous line's evidence is shown from just before its match, cut at MAX_LINE characters.
+A pattern may not begin with an unbounded repeat (tests/test_kb_hygiene.py): the regex engine
+would retry it from every position of a long run of its characters.
 
 A log dense with hits of a multi-line pattern's anchor (every line, none completing a match)
 costs little a line: a hit whose window lacks a literal its pattern needs (its prefix, or one
-every match holds: window.required_literals) is passed over without trying a start there (the
+every match holds: regexshape.required_literals) is passed over without trying a start there (the
 literal's places are read once as the windows move on: window.Ahead), and a start is matched
 only where its own lines hold that literal (120,000 Vulkan ErrorDeviceLost lines: 9 s -> about
 2 s; benchmarks/explain_bench.py --dense).
@@ -23,32 +24,22 @@ only where its own lines hold that literal (120,000 Vulkan ErrorDeviceLost lines
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
-from re import _parser as sre_parse  # type: ignore[attr-defined]
 
-from rocmprov.kb import codes as status_codes
-from rocmprov.kb.anchors import choose_anchors, reach_before
-from rocmprov.kb.literals import Finder, finder, over
-from rocmprov.kb.redact import redactable
-from rocmprov.kb.table import Pattern, Table
+from rocmprov.kb.compiled import Compiled, compile_table, narrower, without
+from rocmprov.kb.found import MAX_EVIDENCE, MAX_LINE, Found, clip, record
+from rocmprov.kb.literals import over
+from rocmprov.kb.target import CODE_LINE, LOCALE_HIT, Target, line_match
 from rocmprov.kb.window import SPAN as _SPAN
-from rocmprov.kb.window import (
-    Ahead,
-    Seen,
-    context_ok,
-    first_chars,
-    literal_prefix,
-    required_literals,
-    starting_by,
-    widen,
-)
+from rocmprov.kb.window import Ahead, Seen, context_ok, starting_by, widen
 
-MAX_EVIDENCE = 10  # evidence lines kept per entry
+# what other modules and tests import from here
+__all__ = [
+    "CODE_LINE", "LOCALE_HIT", "MAX_COUNT", "MAX_EVIDENCE", "MAX_LINE", "Found", "clip",
+    "compile_table", "line_match", "scan",
+]  # fmt: skip
+
 EVIDENCE = "evidence"  # a multi-line pattern's group naming the lines it shows
 MAX_COUNT = 1000  # occurrences counted per entry; past that the entry's anchors leave the scan
-MAX_LINE = 4000  # characters of a line kept as evidence
-_LINE_SPAN = 4096  # the longest match of a single-line regex (_SPAN made a 4 MiB line 1.3x slower)
 _CHUNK = 4096  # searched past a hit's own reach, so that the next hits on the line are skipped
 _LONG = 65536  # a line this long gets its repeated anchors skipped by a narrower finder ...
 # ... once this many of its hits were skipped one by one, then again after twice as many: a
@@ -56,189 +47,10 @@ _LONG = 65536  # a line this long gets its repeated anchors skipped by a narrowe
 # 300 different messages made one at each anchor done (156 on a 100 KB line, a minute in all)
 _SKIPS = 1024
 _LEAD = 100  # characters of an enormous line shown before its match
-CODE_LINE = -1  # a scan target that marks a line for the status-code look-up
-LOCALE_HIT = -2  # a scan target that marks a localised message's literal (kb/locale.py)
-_NEVER = re.compile(r"(?!)")
-# A line cut at a width (a terminal's 80 columns, an editor's or a formatter's wrap near 70-79,
-# seen in real pastes) is long; a short line that ends where a pattern could be cut is whole.
-# Below this length only the pattern as written counts, unless the line ends with an ellipsis.
-MIN_CUT = 60
-
-
-def _ellipsis(text: str, end: int) -> bool:
-    tail = text[max(0, end - 4) : end].rstrip("\r")
-    return tail.endswith(("...", "\u2026"))
-
-
-def line_match(
-    target: _Target, text: str, start: int, end: int, lo: int, hi: int
-) -> re.Match[str] | None:
-    """A single-line target's first match in text[lo:hi], on the line text[start:end]: the
-    pattern as written on a line too short to be one a terminal cut (the scan's own check;
-    kb/harmlesscodes.py reads a code line with it too). Its context (`unless`/`near`) is the
-    caller's: window.context_ok."""
-    regex = target.regex
-    if target.whole is not None and end - start < MIN_CUT and not _ellipsis(text, end):
-        regex = target.whole  # too short to be a line a terminal cut
-    return regex.search(text, lo, hi)
-
-
-@dataclass(frozen=True, eq=False)  # by identity: one per (entry, pattern) of a compiled table
-class _Target:
-    """One pattern as the scan runs it. Its regexes are compiled on the first hit of its anchor,
-    not when the table is: a log touches a few dozen of the table's patterns, and compiling all
-    of them took seconds at every start of `rocmprov explain`."""
-
-    entry: int
-    pattern: int
-    source: Pattern | None  # None: a status-code line marker (CODE_LINE) or LOCALE_HIT
-    lines: int
-    around: int = 0  # how many lines either way `unless` / `near` read
-
-    @cached_property
-    def regex(self) -> re.Pattern[str]:
-        return _NEVER if self.source is None else self.source.compiled
-
-    @cached_property
-    def width(self) -> int:
-        """The longest match the regex can make (at most _LINE_SPAN on one line, _SPAN on more)."""
-        span = _LINE_SPAN if self.lines == 1 else _SPAN
-        return min(span, sre_parse.parse(self.regex.pattern).getwidth()[1])
-
-    @cached_property
-    def before(self) -> int:
-        """The most characters a match can hold before its anchor (at most `width`): a
-        single-line regex is searched for from that far before a hit."""
-        if self.source is None:
-            return 0
-        own = self.source.compiled  # and as written: `whole` (cut_at_line_end adds after it)
-        reach = [reach_before(regex, self.source.anchor, own.flags)
-                 for regex in {own.pattern, self.source.regex}]  # fmt: skip
-        known = [r for r in reach if r is not None]
-        return min(self.width, max(known)) if len(known) == len(reach) else self.width
-
-    @cached_property
-    def prefix(self) -> str:
-        """The literal every match of `regex` starts with ('' when it has none): a multi-line
-        pattern is tried only where it could start at or before its anchor's hit."""
-        return "" if self.source is None else literal_prefix(self.regex.pattern, self.regex.flags)
-
-    @cached_property
-    def needs(self) -> str:
-        """The longest literal every match holds besides its prefix ('' when none is known)."""
-        if self.source is None:
-            return ""
-        own = self.source.compiled  # `regex` itself (read here, not through a wrapper of it)
-        runs = required_literals(own.pattern, own.flags)
-        return next((run for run in runs if run not in self.prefix), "")
-
-    @cached_property
-    def musts(self) -> tuple[str, ...]:
-        """The literals every match holds (its prefix, `needs`): one missing near a hit rules
-        out every match around it, before its window is even found."""
-        return tuple(x for x in (self.prefix, self.needs) if x)
-
-    @cached_property
-    def firsts(self) -> str:
-        """The characters a match can start with, where it has no literal prefix."""
-        if self.source is None or self.prefix:
-            return ""
-        return first_chars(self.regex.pattern, self.regex.flags)
-
-    @cached_property
-    def whole(self) -> re.Pattern[str] | None:
-        """The pattern as written (a blanked-out value allowed, kb/redact.py), where `regex` also
-        takes a line cut after the anchor: used on a line too short to be one a terminal cut
-        (kb/prefixes.py, cut_at_line_end)."""
-        written = redactable(self.source.regex) if self.source is not None else ""
-        if self.source is None or self.lines > 1 or self.regex.pattern == written:
-            return None
-        return re.compile(written)
-
-    @cached_property
-    def unless(self) -> re.Pattern[str] | None:
-        """The lines around a match rule the cause out ..."""
-        return re.compile(self.source.unless) if self.source and self.source.unless else None
-
-    @cached_property
-    def near(self) -> re.Pattern[str] | None:
-        """... or must rule it in."""
-        return re.compile(self.source.near) if self.source and self.source.near else None
-
-
-@dataclass(frozen=True, eq=False)  # hashed by identity (it is cached, and keys a cache)
-class _Compiled:
-    scan: Finder
-    targets: dict[str, tuple[_Target, ...]]  # anchor -> patterns it triggers (incl. prefixes)
-    anchors: tuple[str, ...] = ()
-    engine: str = "auto"  # what finds the anchors (kb/literals.py); "re" in tests
-
-
-@lru_cache(maxsize=8)
-def compile_table(
-    table: Table, codes: status_codes.Codes | None = None, localised: tuple[str, ...] = ()
-) -> _Compiled:
-    """The table's anchors as one finder; `localised`: literals of messages in the user's
-    language (kb/locale.py) that join the same pass, so that English text pays no pass of its
-    own to learn it holds none (`scan`'s `localised`)."""
-    own: dict[str, list[_Target]] = {}
-    for ei, entry in enumerate(table.entries):
-        for pi, pattern in enumerate(entry.patterns):
-            target = _Target(ei, pi, pattern, pattern.lines, pattern.around)
-            own.setdefault(pattern.anchor, []).append(target)
-    if codes is not None:  # lines worth a look for status codes: their literals join the scan
-        taken = {a[0] for a in own}
-        for pi, anchor in enumerate(choose_anchors([list(r) for r in codes.anchor_runs], taken)):
-            if anchor:
-                own.setdefault(anchor, []).append(_Target(CODE_LINE, pi, None, 1))
-    for word in localised:
-        own.setdefault(word, []).append(_Target(LOCALE_HIT, 0, None, 1))
-    anchors = sorted(own)
-    # the trie returns the longest anchor at a position: a hit also fires its prefixes
-    targets = {a: tuple(t for n in range(len(a)) for t in own.get(a[: n + 1], ())) for a in anchors}
-    found = finder(anchors)  # the narrower finders use the engine that loaded here
-    engine = "re" if isinstance(found, re.Pattern) else "auto"
-    return _Compiled(scan=found, targets=targets, anchors=tuple(anchors), engine=engine)
-
-
-def _without(compiled: _Compiled, full: set[int]) -> Finder | None:
-    return _narrower(compiled, frozenset(full))
-
-
-@lru_cache(maxsize=32)
-def _narrower(
-    compiled: _Compiled, full: frozenset[int], skip: frozenset[str] = frozenset()
-) -> Finder | None:
-    """The scan's finder without the anchors whose every target belongs to a saturated entry (a
-    harmless line repeated on every other line of a log costs nothing more) and without the
-    anchors in `skip`, or None when no anchor is left."""
-    live = [
-        a for a in compiled.anchors
-        if a not in skip and any(t.entry not in full for t in compiled.targets[a])
-    ]  # fmt: skip
-    return finder(live, compiled.engine) if live else None
-
-
-@dataclass
-class Found:
-    first_line: int
-    lines: list[int] = field(default_factory=list)
-    evidence: list[str] = field(default_factory=list)
-    captures: dict[str, str] = field(default_factory=dict)
-    count: int = 0
-    seen_spans: set[tuple[int, int]] = field(default_factory=set)
-    # beside each evidence line: where on its line it starts and where the match ends there
-    # (-1: not known), so a localised line's own words are found without a search (matcher.py)
-    at: list[tuple[int, int]] = field(default_factory=list)
-
-
-def clip(line: str) -> str:
-    line = line.rstrip("\r")
-    return line if len(line) <= MAX_LINE else line[:MAX_LINE] + "..."
 
 
 def scan(
-    text: str, compiled: _Compiled, code_lines: dict[int, tuple[int, str]] | None = None,
+    text: str, compiled: Compiled, code_lines: dict[int, tuple[int, str]] | None = None,
     localised: list[int] | None = None,
 ) -> dict[int, Found]:  # fmt: skip
     """Entries found in `text`; lines with a status code's literal go into `code_lines`
@@ -248,7 +60,7 @@ def scan(
     seen: dict[re.Pattern[str], Seen] = {}  # where each context regex matched (unless/near)
     ahead: dict[tuple[str, int], Ahead] = {}  # where literals that matches need lie
     searched: set[tuple[int, int, int]] = set()  # (entry, pattern, line start): done once
-    tried: dict[_Target, int] = {}  # a multi-line target's starts tried so far (starting_by)
+    tried: dict[Target, int] = {}  # a multi-line target's starts tried so far (starting_by)
     covered: dict[tuple[int, int], tuple[int, int]] = {}  # (entry, pattern) -> (line, up to)
     done_on_line: set[str] = set()  # anchors with nothing left to do on the current line
     windows: dict[tuple[int, int, int], tuple[int, int]] = {}  # the current line's (widen)
@@ -276,7 +88,7 @@ def scan(
             if hit is not None and hit.start() < end and end - pos > _LONG and skipped >= jump_at:
                 # anchors repeated along an enormous line: skip their hits there in C
                 jump_at *= 2
-                rest = _narrower(compiled, frozenset(full), frozenset(done_on_line))
+                rest = narrower(compiled, frozenset(full), frozenset(done_on_line))
                 hit = over(rest, text)(text, pos + 1, end) if rest is not None else None
                 hit = hit or search(text, end)
             continue
@@ -314,7 +126,7 @@ def scan(
                 covered[key1] = (start, end)  # one match a line is counted
                 a = start if m.end() - start <= MAX_LINE else max(start, m.start() - _LEAD)
                 shown = [text[a : min(end, a + MAX_LINE + 1)]]
-                _record(found, target, m, line_no, shown, (a - start, m.end() - start))
+                record(found, target, m, line_no, shown, (a - start, m.end() - start))
             else:
                 key = (target.entry, target.pattern, start)
                 if key in searched:
@@ -345,22 +157,22 @@ def scan(
                         b = text.find("\n", max(e0 - 1, s0), hi)
                         own = 0 if text[a - 1 : a] in "\n" else a - start if a >= start else -1
                         shown = text[a : hi if b < 0 else b].split("\n")
-                        _record(found, target, m, first, shown, (own, -1))
+                        record(found, target, m, first, shown, (own, -1))
                         break
             if found.get(target.entry) is not None and found[target.entry].count >= MAX_COUNT:
                 full.add(target.entry)
                 if all(t.entry in full for t in targets):
-                    narrower = _without(compiled, full)
-                    if narrower is None:
+                    live = without(compiled, full)
+                    if live is None:
                         return found
-                    search = over(narrower, text)
+                    search = over(live, text)
         if rest_done:
             done_on_line.add(anchor)
         hit = search(text, pos + 1)
     return found
 
 
-def _holds(ahead: dict[tuple[str, int], Ahead], target: _Target, text: str, lo: int,
+def _holds(ahead: dict[tuple[str, int], Ahead], target: Target, text: str, lo: int,
            hi: int) -> bool:  # fmt: skip
     """text[lo:hi] holds every literal that a match of `target` holds (each literal's places are
     read once as windows of its size move on: `ahead`, one per literal and window size)."""
@@ -371,30 +183,3 @@ def _holds(ahead: dict[tuple[str, int], Ahead], target: _Target, text: str, lo: 
         if not near.any_in(text, lo, hi):
             return False
     return True
-
-
-def _record(
-    found: dict[int, Found], target: _Target, m: re.Match[str], first: int, lines: list[str],
-    at: tuple[int, int] = (-1, -1),
-) -> None:  # fmt: skip
-    """`at`: where the first of `lines` starts on its line, and where the match ends on it (the
-    others start their lines)."""
-    acc = found.get(target.entry)
-    if acc is None:
-        acc = found[target.entry] = Found(first_line=first)
-    span = (m.start(), m.end())
-    if span in acc.seen_spans:
-        return
-    acc.seen_spans.add(span)
-    acc.count += 1
-    for key, value in m.groupdict().items():
-        if value is not None and key not in acc.captures:
-            acc.captures[key] = value
-    for offset, line in enumerate(lines):
-        number = first + offset
-        if len(acc.lines) >= MAX_EVIDENCE:
-            break
-        if number not in acc.lines:
-            acc.lines.append(number)
-            acc.evidence.append(clip(line))
-            acc.at.append(at if offset == 0 else (0, -1))

@@ -1,7 +1,7 @@
 """Where a pattern's regexes look around an anchor hit: the lines of a window, the lines a
-pattern's `unless`/`near` context reads, and the starts a multi-line pattern is tried at; and
-the analyses of a regex these need (literal prefix, first characters, line breaks). Pure; used
-by kb/scan.py (and `newline_bound` by the table's hygiene test).
+pattern's `unless`/`near` context reads, and the starts a multi-line pattern is tried at (the
+analyses of a regex these read, its literal prefix, first characters and line breaks, are
+kb/regexshape.py's). Pure; used by kb/scan.py.
 """
 
 from __future__ import annotations
@@ -10,14 +10,11 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterator
 from functools import lru_cache
-from re import _compiler as sre_compiler  # type: ignore[attr-defined]
-from re import _constants as sre_constants  # type: ignore[attr-defined]
-from re import _parser as sre_parse  # type: ignore[attr-defined]
-from typing import Any, Protocol
+from typing import Protocol
 
 
 class Target(Protocol):
-    """What these functions read of a scan target (kb/scan.py's Target)."""
+    """What these functions read of a scan target (kb/target.py's Target)."""
 
     @property
     def lines(self) -> int: ...
@@ -35,6 +32,8 @@ class Target(Protocol):
     def firsts(self) -> str: ...
     @property
     def needs(self) -> str: ...
+    @property
+    def head(self) -> re.Pattern[str] | None: ...
 
 SPAN = 8192  # a match is at most this long: how far around a hit a regex looks
 AROUND = 1024  # characters per line of context a pattern's unless/near reads
@@ -146,45 +145,78 @@ def starting_by(
     `\\s+` or `[^}]*` that could run on is cut there), so a start's answer does not depend on
     the hit once a window held all those lines: it is not tried again. One tried in a window cut
     shorter (enormous lines) is. In a log where every line holds the anchor, each line's window
-    was tried from every line of it again (26 x 26 lines a line for a 26-line pattern)."""
-    needs = target.needs  # a literal every match holds: where it is missing, nothing to try
+    was tried from every line of it again (26 x 26 lines a line for a 26-line pattern).
+    Every start on one line has the same lines (to the same line end), so where they lack a
+    literal every match holds, or where a `head` target failed from a start at which its head
+    matched (regexshape.line_head), the rest of that line is passed over: 15 lines of 8,000
+    characters of "ROCm " had 24,000 starts each read on up to 15 lines (session 30). A later
+    hit still tries that line's starts past this hit's (a failed head only settles them for
+    windows as long as this one: tests/test_kb_line_heads.py)."""
+    needs, head = target.needs, target.head  # needs: a literal every match holds
     if not target.prefix and not target.firsts:
         if not needs or text.find(needs, lo, hi) >= 0:
-            yield from target.regex.finditer(text, lo, hi)
+            yield from (target.regex.finditer(text, lo, hi) if head is None
+                        else _by_head(target.regex, head, text, lo, hi))  # fmt: skip
         return
     final = True  # every start tried so far had a window that held all its lines
     after = max(lo, tried.get(target, 0))
-    for start in _starts(target, text, after, min(hi, pos + max(1, len(target.prefix)))):
-        if start < after:
-            continue
-        stop = lines_end(text, start, target.lines, hi)
+    ends, held = LineEnds(text, after, hi), Next(text, needs, hi)
+    limit = min(hi, pos + max(1, len(target.prefix)))
+    last = limit - max(1, len(target.prefix)) + 1  # past this hit's last start
+    start = _next_start(target, text, after, limit)
+    while start >= 0:
+        stop = ends.end(start, target.lines)
         upto = min(hi, stop)
-        m = (
-            None
-            if needs and text.find(needs, start, upto) < 0
-            else target.regex.match(text, start, upto)
-        )
+        lacks = bool(needs) and not held.within(start, upto)
+        if lacks:  # nor in the lines of a later start on this line, in any window
+            m, rest_of_line = None, True
+        elif head is not None and head.match(text, start, upto) is None:
+            m, rest_of_line = None, False  # no match starts where its head does not
+        else:  # a head target that fails here fails from every later start on the line
+            m = target.regex.match(text, start, upto)
+            rest_of_line = m is None and head is not None
         # finditer's next match starts after this one: a start inside it is not tried
         after = max(m.end(), start + 1) if m is not None else start + 1
+        settled = after
+        if rest_of_line:
+            after = max(after, ends.end(start, 1) + 1)
+            # a failed head settles the line's later starts for windows reaching `upto` only:
+            # a later hit's window cut shorter (an enormous line) ends the regex elsewhere
+            # (`\b`, `$` at the cut), so starts past this hit's are left to it, as before
+            settled = after if lacks else min(after, last)
         if final and stop <= hi:
-            tried[target] = after  # its answer cannot change: not tried again
+            tried[target] = settled  # its answer cannot change: not tried again
         else:  # a window cut short (enormous lines): a later hit's may hold the match
             final = False
         if m is not None:
             yield m
+        start = _next_start(target, text, after, limit)
 
 
-def _starts(target: Target, text: str, lo: int, limit: int) -> Iterator[int]:
-    """Where a match of the target could start in text[lo:limit]: its literal prefix's places,
-    or the places of the characters it can start with."""
+def _by_head(
+    regex: re.Pattern[str], head: re.Pattern[str], text: str, lo: int, hi: int
+) -> Iterator[re.Match[str]]:
+    """regex.finditer(text, lo, hi) for a regex with a line_head: tried where its head matches,
+    once a line where it fails there."""
+    at = lo
+    while (h := head.search(text, at, hi)) is not None:
+        m = regex.match(text, h.start(), hi)
+        if m is not None:
+            yield m
+            at = max(m.end(), h.start() + 1)
+        else:
+            at = text.find("\n", h.start(), hi) + 1
+            if at <= 0:
+                return
+
+
+def _next_start(target: Target, text: str, after: int, limit: int) -> int:
+    """Where a match of the target could next start in text[after:limit] (-1: nowhere): its
+    literal prefix's next place, or the next of the characters it can start with."""
     if target.prefix:
-        start = text.find(target.prefix, lo, limit)
-        while start >= 0:
-            yield start
-            start = text.find(target.prefix, start + 1, limit)
-        return
-    for m in _charset(target.firsts).finditer(text, lo, limit):
-        yield m.start()
+        return text.find(target.prefix, after, limit)
+    m = _charset(target.firsts).search(text, after, limit)
+    return -1 if m is None else m.start()
 
 
 @lru_cache(maxsize=256)
@@ -192,185 +224,48 @@ def _charset(chars: str) -> re.Pattern[str]:
     return re.compile("[" + "".join(re.escape(c) for c in chars) + "]")
 
 
+class LineEnds:
+    """lines_end for the ascending starts of one window: the window's line ends are read once.
+    Each start read on to its own `lines`-th line end (and to the next place of the literal its
+    matches need, Next): lines x the line length a start, 16 lines of 8,000 characters at every
+    "a" of a window for a pattern that can start with one (docs/benchmarks.md, session 30)."""
+
+    def __init__(self, text: str, lo: int, limit: int) -> None:
+        self.text, self.limit = text, limit
+        self.ends: list[int] = []  # the line ends read, ascending
+        self.read = lo  # every line end in [lo, read) is in `ends`
+        self.first = 0  # where the last start's line ends began in `ends`
+
+    def end(self, start: int, lines: int) -> int:
+        """lines_end(text, start, lines, limit), for a start at or after the last one."""
+        ends = self.ends
+        self.first = i = bisect_left(ends, start, self.first)
+        self.read = max(self.read, start)
+        while len(ends) < i + lines and self.read < self.limit:
+            nxt = self.text.find("\n", self.read, self.limit)
+            self.read = self.limit if nxt < 0 else nxt + 1
+            if nxt >= 0:
+                ends.append(nxt)
+        if len(ends) >= i + lines:
+            return ends[i + lines - 1]
+        return len(self.text) if self.limit >= len(self.text) else self.limit + 1
+
+
+class Next:
+    """Where a literal next lies, for ascending starts (read once along the window, as Ahead)."""
+
+    def __init__(self, text: str, literal: str, limit: int) -> None:
+        self.text, self.literal, self.limit = text, literal, limit
+        self.at = -2  # the first place at or after the last start read from (-1: none by limit)
+
+    def within(self, start: int, upto: int) -> bool:
+        """Whether the literal lies whole in text[start:upto] (upto <= limit)."""
+        if self.at == -2 or 0 <= self.at < start:
+            self.at = self.text.find(self.literal, start, self.limit)
+        return self.at >= 0 and self.at + len(self.literal) <= upto
+
+
 def lines_end(text: str, start: int, lines: int, limit: int) -> int:
     """Where the `lines` lines from `start` end (the text's end if it ends first), read no
     further than `limit`: past it, limit + 1."""
-    end = start - 1
-    for _ in range(lines):
-        end = text.find("\n", end + 1, limit)
-        if end < 0:
-            return len(text) if limit >= len(text) else limit + 1
-    return end
-
-
-_UNBOUNDED = 1 << 30
-_NEWLINE_CATEGORIES = frozenset(
-    getattr(sre_constants, name)
-    for name in ("CATEGORY_SPACE", "CATEGORY_NOT_DIGIT", "CATEGORY_NOT_WORD",
-                 "CATEGORY_LINEBREAK", "CATEGORY_UNI_SPACE", "CATEGORY_UNI_NOT_DIGIT",
-                 "CATEGORY_UNI_NOT_WORD", "CATEGORY_UNI_LINEBREAK")
-)  # fmt: skip
-
-
-def _class_has_newline(items: Any) -> bool:
-    negate, hit = False, False
-    for op, arg in items:
-        if op is sre_constants.NEGATE:
-            negate = True
-        elif op is sre_constants.LITERAL:
-            hit = hit or arg == 10
-        elif op is sre_constants.RANGE:
-            hit = hit or arg[0] <= 10 <= arg[1]
-        elif op is sre_constants.CATEGORY:
-            hit = hit or arg in _NEWLINE_CATEGORIES
-        else:  # a charset bitmap: take it as holding a newline
-            hit = True
-    return hit != negate
-
-
-def _newlines(items: Any, dotall: bool, groups: dict[int, int]) -> int:
-    """The most line breaks a match of the parsed (sub)pattern can hold or look ahead over.
-    `groups`: each capture group's count so far, which a back-reference to it repeats."""
-    total = 0
-    for op, arg in items:
-        if op is sre_constants.LITERAL:
-            total += arg == 10
-        elif op is sre_constants.NOT_LITERAL:
-            total += arg != 10
-        elif op is sre_constants.ANY:
-            total += dotall
-        elif op is sre_constants.IN:
-            total += _class_has_newline(arg)
-        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT,
-                    getattr(sre_constants, "POSSESSIVE_REPEAT", None)):  # fmt: skip
-            width = _newlines(arg[2], dotall, groups)
-            if width:
-                total += _UNBOUNDED if arg[1] is sre_constants.MAXREPEAT else width * arg[1]
-        elif op is sre_constants.SUBPATTERN:
-            add, remove = arg[1], arg[2]
-            inner = (dotall or bool(add & re.DOTALL)) and not remove & re.DOTALL
-            count = _newlines(arg[3], inner, groups)
-            if arg[0] is not None:
-                groups[arg[0]] = max(groups.get(arg[0], 0), count)
-            total += count
-        elif op is sre_constants.BRANCH:
-            total += max(_newlines(b, dotall, groups) for b in arg[1])
-        elif op is getattr(sre_constants, "ATOMIC_GROUP", None):
-            total += _newlines(arg, dotall, groups)
-        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
-            total += _newlines(arg[1], dotall, groups) if arg[0] > 0 else 0  # a lookahead reads on
-        elif op is sre_constants.GROUPREF:  # a group defined before it (Python's rule)
-            total += groups.get(arg, _UNBOUNDED)
-        elif op is sre_constants.GROUPREF_EXISTS:  # (?(1)yes|no)
-            total += max(_newlines(arg[1], dotall, groups),
-                         _newlines(arg[2], dotall, groups) if arg[2] else 0)  # fmt: skip
-    return min(total, _UNBOUNDED)
-
-
-@lru_cache(maxsize=4096)
-def newline_bound(pattern: str, flags: int) -> int:
-    """The most line breaks a match of `pattern` can span (or look ahead over). The scan cuts a
-    match at its declared lines (starting_by); the table's hygiene test checks that no pattern
-    could run on further (tests/test_kb_hygiene.py)."""
-    return _newlines(sre_parse.parse(pattern, flags), bool(flags & re.DOTALL), {})
-
-
-MAX_FIRSTS = 40  # more possible first characters than this: the regex engine's own scan
-
-
-def _firsts(items: Any) -> tuple[frozenset[str] | None, bool]:
-    """(the characters a match of the parsed items can start with, or None when unknown; whether
-    the items can match nothing). Zero-width items (\\b, ^, lookarounds) are passed over."""
-    out: set[str] = set()
-    for op, arg in items:
-        if op is sre_constants.AT or op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
-            continue
-        chars, empty = _first_of(op, arg)
-        if chars is None:
-            return None, False
-        out |= chars
-        if not empty:
-            return frozenset(out), False
-    return frozenset(out), True
-
-
-def _first_of(op: Any, arg: Any) -> tuple[frozenset[str] | None, bool]:
-    if op is sre_constants.LITERAL:
-        return frozenset(chr(arg)), False
-    if op is sre_constants.IN:
-        if any(o is not sre_constants.LITERAL for o, _a in arg):
-            return None, False  # a range, a category or a negated class: too broad to list
-        return frozenset(chr(a) for _o, a in arg), False
-    if op is sre_constants.SUBPATTERN:
-        if arg[1] & re.IGNORECASE:
-            return None, False
-        return _firsts(arg[3])
-    if op is getattr(sre_constants, "ATOMIC_GROUP", None):
-        return _firsts(arg)
-    if op is sre_constants.BRANCH:
-        out: set[str] = set()
-        empty = False
-        for branch in arg[1]:
-            chars, none = _firsts(branch)
-            if chars is None:
-                return None, False
-            out |= chars
-            empty = empty or none
-        return frozenset(out), empty
-    if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT,
-              getattr(sre_constants, "POSSESSIVE_REPEAT", None)):  # fmt: skip
-        chars, empty = _firsts(arg[2])
-        return chars, empty or arg[0] == 0
-    return None, False
-
-
-@lru_cache(maxsize=4096)
-def literal_prefix(pattern: str, flags: int) -> str:
-    """The literal every match of `pattern` starts with ('' when it has none). Zero-width
-    assertions before it (`\\b`, `^`) are passed over: a match still starts at the literal
-    (`\\bring comp_...` is tried at each "ring ", not at every "r" of a line)."""
-    parsed = sre_parse.parse(pattern, flags)
-    skip = 0
-    while skip < len(parsed) and parsed[skip][0] is sre_constants.AT:
-        skip += 1
-    chars, _skip, _all = sre_compiler._get_literal_prefix(parsed[skip:], flags)
-    return "".join(map(chr, chars))
-
-
-def _runs(items: Any, out: list[str], run: str) -> str:
-    """Literal runs of the parsed items that every match consumes, into `out`; returns the run
-    still open at their end."""
-    for op, arg in items:
-        if op is sre_constants.LITERAL:
-            run += chr(arg)
-        elif op is sre_constants.SUBPATTERN and not arg[1] and not arg[2]:  # a plain group
-            run = _runs(arg[3], out, run)
-        else:  # anything else may match other text (or nothing): the run ends
-            out.append(run)
-            run = ""
-    return run
-
-
-@lru_cache(maxsize=4096)
-def required_literals(pattern: str, flags: int) -> tuple[str, ...]:
-    """Literals that every match of `pattern` holds in its matched text (not in a look-around),
-    longest first; none for a case-insensitive pattern. Where one is missing from a window, no
-    match of the pattern can lie in that window."""
-    parsed = sre_parse.parse(pattern, flags)
-    if parsed.state.flags & re.IGNORECASE:
-        return ()
-    out: list[str] = []
-    out.append(_runs(parsed, out, ""))
-    return tuple(sorted((run for run in out if run), key=len, reverse=True))
-
-
-@lru_cache(maxsize=4096)
-def first_chars(pattern: str, flags: int) -> str:
-    """The characters every match of `pattern` starts with, sorted ('' when not known, when it
-    can match nothing, or when there are more than MAX_FIRSTS of them)."""
-    if flags & re.IGNORECASE:
-        return ""
-    chars, empty = _firsts(sre_parse.parse(pattern, flags))
-    if chars is None or empty or len(chars) > MAX_FIRSTS:
-        return ""
-    return "".join(sorted(chars))
+    return LineEnds(text, start, limit).end(start, lines)
