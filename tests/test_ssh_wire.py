@@ -41,15 +41,7 @@ from rocmprov.transport.base import FailureClass, HostUnreachable
 from rocmprov.transport.ssh import SSHTransport
 from rocmprov.transport.ssh.watchdog import WATCHDOG, Watchdog
 from rocmprov.transport.ssh.wire import WireProxyCommand, WireTransport
-
-# How these tests use time (no speed target is asserted here; see docs/benchmarks.md, "Time in
-# tests"): where the point is that something ends "at once" instead of waiting out a poll
-# interval or a deadline, that interval is made long (LONG seconds) for the test, and the bound
-# is a generous HANG_GUARD, still far below LONG: a loaded machine cannot reach it, the defect
-# cannot stay under it. Where the point is a configured timeout firing, the check is its error
-# kind, a lower bound (it waited) and the configured time plus a large margin.
-LONG = 60.0
-HANG_GUARD = 15.0
+from tests.timebounds import HANG_GUARD, LONG  # how these tests use time: see there
 
 
 @pytest.fixture(scope="module")
