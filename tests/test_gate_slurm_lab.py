@@ -282,7 +282,10 @@ def test_live_gate_keeps_a_ras_finding_until_cleared(node: Node) -> None:
 
     line, took = live()
     assert "action=none" in line and node.show() == ("IDLE", ""), line
-    assert took < 20, took  # a full gate run: probes, decision, scontrol
+    # slurmd kills a HealthCheckProgram after 60 s: the run must end inside it, as its defaults
+    # make sure (a 30 s probe deadline + 2 scontrol calls of 10 s); the time itself is
+    # benchmarks/health_quick.py's measure, not a bound here
+    assert took < 60, f"{took:.1f} s: past slurmd's 60 s for a health check"
     print(f"live gate run on the lab node: {took:.1f} s ({line.rsplit('(', 1)[-1]}")
     node.put("/root/kmsg", f"[    1.000000] Linux version 6.1.0\n{RAS_LINE}\n")
     line, _ = live("--dry-run")
