@@ -38,6 +38,7 @@ from rocmprov.inventory.hosts import HostSpec, load_inventory
 from rocmprov.transport.base import FailureClass, HostUnreachable
 from rocmprov.transport.local import LocalTransport
 from rocmprov.transport.ssh import SSHOptions, SSHTransport
+from rocmprov.transport.ssh.command import KILL_GRACE
 from tests.conftest import require_lab
 from tests.lab import Lab
 from tests.timebounds import HANG_GUARD, LONG, within
@@ -93,9 +94,12 @@ def test_combined_script_gives_what_collect_host_gives(
         assert (r.command, r.rc, r.stdout, r.stderr) == (lo.command, lo.rc, lo.stdout, lo.stderr), (
             pid
         )
+    limit = {p.id: p.timeout + KILL_GRACE for p in probes}  # a probe ends within its timeout
     for pid, r in remote.outputs.items():  # every probe, deterministic or not
         assert r.rc == local.outputs[pid].rc, pid
-        assert 0 <= r.duration < 30 and r.collected_at.endswith("+00:00")
+        # in seconds, as long as the probe may run (not a speed bound: a unit's sanity)
+        assert 0 <= r.duration <= limit[pid], (pid, r.duration)
+        assert r.collected_at.endswith("+00:00")
     assert remote.outputs["uname"].stdout.strip()  # real content, not empty
     assert "ID=" in remote.outputs["os-release"].stdout
 
