@@ -1,8 +1,8 @@
 """Time in tests that are about processes, connections and timeouts (not speed).
 
 The project's rule: a test asserts no speed target (those live in benchmarks/, reported in
-docs/benchmarks.md; docs/benchmarks.md, "Time in tests", lists how each test uses time). What
-a test may do with time:
+docs/benchmarks.md, whose "Time in tests" lists how each test outside test_kb* uses time).
+What a test may do with time:
 
 - a hang guard: a limit only a hang reaches, so a broken test fails instead of hanging;
   at least 10x what the operation normally takes, and its message says it is one;
