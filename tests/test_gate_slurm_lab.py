@@ -275,7 +275,9 @@ def test_live_gate_keeps_a_ras_finding_until_cleared(node: Node) -> None:
 
     def live(*args: str) -> tuple[str, float]:
         start = time.monotonic()
-        cp = node.lab.exec(node.host, [*LIVE, *args], check=False, timeout=60)
+        # hang guard past the 60 s asserted below (at 60 the exec's own timeout would fire
+        # first, and the assertion could never fail)
+        cp = node.lab.exec(node.host, [*LIVE, *args], check=False, timeout=120)
         took = time.monotonic() - start
         assert cp.returncode == 0, cp.stderr
         return cp.stderr.strip().splitlines()[-1], took

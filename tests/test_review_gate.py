@@ -318,7 +318,7 @@ def test_a_timed_out_command_is_killed_with_its_children(tmp_path: Path) -> None
     took = time.monotonic() - start
     # the 0.5 s timeout fired (the tool never ends): 124, after it, soon after it
     assert res.rc == 124 and 0.45 <= took < 0.5 + HANG_GUARD, (res.rc, took)
-    gone = within(lambda: not processes_naming(marker), 2.0)
+    gone = within(lambda: not processes_naming(marker), HANG_GUARD)  # killed: at once
     left = processes_naming(marker)
     for pid in left:  # clean up (by id) before the assertion can fail
         subprocess.run(["kill", "-9", str(pid)], check=False)
@@ -326,19 +326,21 @@ def test_a_timed_out_command_is_killed_with_its_children(tmp_path: Path) -> None
 
 
 def test_probes_run_in_parallel_under_one_deadline(tmp_path: Path) -> None:
-    """12 probes of 20 s (each allowed 30 s) under one 2 s deadline: PARALLEL of them start at
+    """12 probes of 20 s (each allowed 30 s) under one 5 s deadline: PARALLEL of them start at
     once (one after another: only the first starts before the deadline), every one ends 124
-    (none waits out its own timeout), and the whole ends at the deadline (~2 s, < 17 s)."""
+    (none waits out its own timeout), and the whole ends at the deadline (~5 s, < 20 s). The
+    deadline leaves a loaded machine time to start PARALLEL shells (2 s did not always)."""
     started = tmp_path / "started"
     probes = tuple(
         Probe(f"p{i}", "slow", f"echo p{i} >> {started}; sleep 20", timeout=30) for i in range(12)
     )
     start = time.monotonic()
-    bundle = collect_host(LocalTransport(), probes, deadline=2.0)
+    bundle = collect_host(LocalTransport(), probes, deadline=5.0)
     took = time.monotonic() - start
     assert all(o.rc == 124 for o in bundle.outputs.values())
-    assert len(started.read_text().split()) == min(PARALLEL, len(probes)), started.read_text()
-    assert 1.9 <= took < 2.0 + HANG_GUARD, f"{took:.1f} s"
+    # more than one at a time (PARALLEL = 1 is one after another: this test read it back)
+    assert 1 < len(started.read_text().split()) == min(PARALLEL, len(probes)), started.read_text()
+    assert 4.9 <= took < 5.0 + HANG_GUARD, f"{took:.1f} s"
 
 
 # ---- r08: a state that cannot be saved is a finding, the report is still written

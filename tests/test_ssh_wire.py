@@ -41,7 +41,9 @@ from rocmprov.transport.base import FailureClass, HostUnreachable
 from rocmprov.transport.ssh import SSHTransport
 from rocmprov.transport.ssh.watchdog import WATCHDOG, Watchdog
 from rocmprov.transport.ssh.wire import WireProxyCommand, WireTransport
-from tests.timebounds import HANG_GUARD, LONG  # how these tests use time: see there
+
+# how these tests use time: see tests/timebounds.py
+from tests.timebounds import HANG_GUARD, LONG, end_processes_naming
 
 
 @pytest.fixture(scope="module")
@@ -237,8 +239,8 @@ def test_no_watchdog_thread_is_left_after_a_connection(
     assert WATCHDOG.pending() == 0
     thread = WATCHDOG._thread  # the shared watchdog's own thread (others' tests arm their own)
     if thread is not None:
-        thread.join(2)
-        assert not thread.is_alive()
+        thread.join(HANG_GUARD)  # it ends at once when idle; 2 s was a speed bound
+        assert not thread.is_alive(), "the idle watchdog's thread did not end"
 
 
 # --- ProxyCommand: the command's end of output is the connection's end ------------------------
@@ -304,9 +306,11 @@ def test_a_proxycommand_that_dies_mid_command_is_a_disconnect(
     start = time.monotonic()
     try:
         with pytest.raises(HostUnreachable) as info:
-            t.run(f"sleep {LONG:g}", timeout=LONG)
+            # named (": tag"): the cut connection leaves it running on the host; it ends here
+            t.run(f"sleep {LONG:g}; : {tmp_path}/cut", timeout=LONG)
     finally:
         t.close()
+        end_processes_naming(f"{tmp_path}/cut")
     took = time.monotonic() - start
     assert info.value.failure is FailureClass.DISCONNECTED
     # the relay died at 0.5 s; waiting for the command's deadline would take LONG seconds
@@ -338,7 +342,8 @@ def test_a_closed_proxycommand_leaves_no_pipe_and_no_zombie(
             with _via_proxy(sshd, keys, known, tmp_path) as t:
                 assert t.run("true", timeout=10).rc == 0
                 thread = _wire_thread(t)
-            thread.join(2)
+            thread.join(HANG_GUARD)  # at once after close(); its pipes are counted below
+            assert not thread.is_alive()
         # at most as many as before: a leak adds three pipes a connection (twelve here); fewer
         # is another thread of the worker closing its own (CI: 20 after 22 before)
         assert len(os.listdir("/proc/self/fd")) <= fds
