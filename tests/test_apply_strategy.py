@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from rocmprov.provision.strategy import FAST_STRATEGY, STRATEGY_DIR, strategy_env
+from tests.timebounds import HANG_GUARD, within
 
 ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
 
@@ -213,7 +214,9 @@ def test_interrupted_apply_leaves_no_task_workers(tmp_path: Path) -> None:
         child.send_signal(signal.SIGINT)
         out, _ = child.communicate(timeout=120)
         assert json.loads(out.strip().splitlines()[-1]) == {"status": "canceled", "exit": 130}
-        time.sleep(3)  # the workers' own exit, if they were going to
+        # the workers' own exit, polled (a fixed 3 s wait was a guess on a loaded machine);
+        # a worker left running sleeps its task's 60 s, past the guard
+        within(lambda: not _processes_naming(str(inv)), HANG_GUARD)
         left = _processes_naming(str(inv))
         assert left == [], f"left running after Ctrl-C: {left}"
     finally:

@@ -275,14 +275,19 @@ def test_live_gate_keeps_a_ras_finding_until_cleared(node: Node) -> None:
 
     def live(*args: str) -> tuple[str, float]:
         start = time.monotonic()
-        cp = node.lab.exec(node.host, [*LIVE, *args], check=False, timeout=60)
+        # hang guard past the 60 s asserted below (at 60 the exec's own timeout would fire
+        # first, and the assertion could never fail)
+        cp = node.lab.exec(node.host, [*LIVE, *args], check=False, timeout=120)
         took = time.monotonic() - start
         assert cp.returncode == 0, cp.stderr
         return cp.stderr.strip().splitlines()[-1], took
 
     line, took = live()
     assert "action=none" in line and node.show() == ("IDLE", ""), line
-    assert took < 20, took  # a full gate run: probes, decision, scontrol
+    # slurmd kills a HealthCheckProgram after 60 s: the run must end inside it, as its defaults
+    # make sure (a 30 s probe deadline + 2 scontrol calls of 10 s); the time itself is
+    # benchmarks/health_quick.py's measure, not a bound here
+    assert took < 60, f"{took:.1f} s: past slurmd's 60 s for a health check"
     print(f"live gate run on the lab node: {took:.1f} s ({line.rsplit('(', 1)[-1]}")
     node.put("/root/kmsg", f"[    1.000000] Linux version 6.1.0\n{RAS_LINE}\n")
     line, _ = live("--dry-run")

@@ -40,7 +40,10 @@ from rocmprov.collect.fleet import FDS_BASE, FDS_PER_HOST, allow_descriptors, co
 from rocmprov.transport.base import FailureClass, HostUnreachable
 from rocmprov.transport.ssh import SSHTransport
 from rocmprov.transport.ssh.watchdog import WATCHDOG, Watchdog
-from rocmprov.transport.ssh.wire import WireProxyCommand
+from rocmprov.transport.ssh.wire import WireProxyCommand, WireTransport
+
+# how these tests use time: see tests/timebounds.py
+from tests.timebounds import HANG_GUARD, LONG, end_processes_naming
 
 
 @pytest.fixture(scope="module")
@@ -78,21 +81,20 @@ def _wire_thread(t: SSHTransport) -> threading.Thread:
 
 
 def test_close_ends_the_connection_thread_at_once(
-    sshd: LoopbackSshd, keys: Keys, known: Path
+    sshd: LoopbackSshd, keys: Keys, known: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The thread polls its socket once a second (not ten times); close() must not leave it
-    waiting for that poll: it ends well inside one interval."""
+    waiting for that poll. Here the poll is LONG seconds: the thread must end far inside it
+    (without the socket's shutdown it sleeps out the poll)."""
+    assert WireTransport._active_check_timeout >= 1.0  # the product's interval
+    monkeypatch.setattr(WireTransport, "_active_check_timeout", LONG)
     t = transport(sshd, keys, known)
     t.connect()
     thread = _wire_thread(t)
-    assert thread._active_check_timeout >= 1.0  # type: ignore[attr-defined]
     time.sleep(0.1)  # idle inside a poll
-    start = time.monotonic()
     t.close()
-    thread.join(5)
-    assert not thread.is_alive()
-    # without the socket's shutdown the thread sleeps out its poll: ~0.9 s more here
-    assert time.monotonic() - start < 0.4
+    thread.join(HANG_GUARD)
+    assert not thread.is_alive(), f"the thread still waits for its {LONG:g} s poll after close()"
 
 
 def _freeze(pids: list[int], sig: signal.Signals) -> None:
@@ -145,7 +147,9 @@ def test_a_frozen_host_fails_in_bounded_time_and_leaves_no_deadline(
         _freeze(frozen, signal.SIGCONT)
         t.close()
     assert info.value.failure is FailureClass.DISCONNECTED
-    assert took < 1 + 1.0 + 3  # the command's timeout + the connect timeout + slack
+    # the configured timeout fired: it waited for it, and ended within the command's timeout
+    # + the connect timeout + a margin for a loaded machine (without the watchdog: never)
+    assert 0.9 <= took < 1 + 1.0 + HANG_GUARD, f"{took:.1f} s"
     assert WATCHDOG.pending() == before
 
 
@@ -161,7 +165,7 @@ def test_watchdog_runs_actions_in_deadline_order_and_not_disarmed_ones() -> None
     token = dog.arm(0.05, lambda: fired.append("never"))
     dog.arm(0.20, lambda: fired.append("b"))
     dog.disarm(token)
-    assert done.wait(5)
+    assert done.wait(HANG_GUARD), "hang guard: the last action (due at 0.3 s) never ran"
     assert fired == ["a", "b", "c"]
     assert dog.pending() == 0
 
@@ -169,12 +173,13 @@ def test_watchdog_runs_actions_in_deadline_order_and_not_disarmed_ones() -> None
 def test_watchdog_wakes_for_an_earlier_deadline_and_survives_a_failing_action() -> None:
     dog = Watchdog()
     early = threading.Event()
-    dog.arm(30, lambda: None)  # the loop now sleeps towards this one
+    dog.arm(LONG, lambda: None)
+    time.sleep(0.2)  # the loop now sleeps towards that one (armed together, it never did)
     dog.arm(0.05, lambda: 1 / 0)
     dog.arm(0.1, early.set)
-    start = time.monotonic()
-    assert early.wait(5)
-    assert time.monotonic() - start < 2
+    # due at 0.1 s; a loop that sleeps towards the first deadline, or died of the failing
+    # action, would not run it before LONG seconds (or ever)
+    assert early.wait(HANG_GUARD), f"the 0.1 s action waited for the {LONG:g} s one"
 
 
 def test_one_thread_serves_many_deadlines() -> None:
@@ -203,14 +208,14 @@ def test_watchdog_thread_ends_when_nothing_is_armed() -> None:
     fired = threading.Event()
     dog.disarm(dog.arm(60, lambda: None))
     dog.arm(0.05, fired.set)
-    assert fired.wait(5)
-    deadline = time.monotonic() + 2
+    assert fired.wait(HANG_GUARD), "hang guard: the 0.05 s action never ran"
+    deadline = time.monotonic() + HANG_GUARD  # hang guard: it ends at once when idle
     while _dog_threads(before) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert _dog_threads(before) == []
+    assert _dog_threads(before) == [], "the idle watchdog's thread did not end"
     again = threading.Event()  # and it comes back when armed again
     dog.arm(0.05, again.set)
-    assert again.wait(5)
+    assert again.wait(HANG_GUARD), "hang guard: the watchdog did not come back when armed"
 
 
 def test_a_blocked_action_does_not_hold_up_other_deadlines() -> None:
@@ -218,10 +223,10 @@ def test_a_blocked_action_does_not_hold_up_other_deadlines() -> None:
     another connection's deadline must still fire on time."""
     dog = Watchdog()
     release, other = threading.Event(), threading.Event()
-    dog.arm(0.05, lambda: release.wait(10))
+    dog.arm(0.05, lambda: release.wait(LONG))  # blocks until released (at the end)
     dog.arm(0.1, other.set)
     try:
-        assert other.wait(2)
+        assert other.wait(HANG_GUARD), "the 0.1 s action waited for the blocked one"
     finally:
         release.set()
 
@@ -234,8 +239,8 @@ def test_no_watchdog_thread_is_left_after_a_connection(
     assert WATCHDOG.pending() == 0
     thread = WATCHDOG._thread  # the shared watchdog's own thread (others' tests arm their own)
     if thread is not None:
-        thread.join(2)
-        assert not thread.is_alive()
+        thread.join(HANG_GUARD)  # it ends at once when idle; 2 s was a speed bound
+        assert not thread.is_alive(), "the idle watchdog's thread did not end"
 
 
 # --- ProxyCommand: the command's end of output is the connection's end ------------------------
@@ -246,36 +251,45 @@ def _via_proxy(sshd: LoopbackSshd, keys: Keys, known: Path, tmp_path: Path) -> S
     return SSHTransport("via-cmd", options=options(known, ssh_config=cfg))
 
 
-def test_a_proxycommands_end_of_output_is_read_as_the_end_at_once() -> None:
+def test_a_proxycommands_end_of_output_is_read_as_the_end_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """paramiko's ProxyCommand.recv spins on select() while the command's output is at end of
-    file (paramiko#1180), until the transport's poll interval (1 s) passes: a busy core."""
+    file (paramiko#1180), until the transport's poll interval (1 s) passes: a busy core. The
+    work is counted, not timed: one wait that finds the end, not a loop of waits that each find
+    it again until the interval passes (thousands)."""
+    from rocmprov.transport.ssh import wire
+
+    waits: list[float | None] = []
+
+    def counted(fileno: int, timeout: float | None) -> bool:
+        waits.append(timeout)
+        return wait_readable(fileno, timeout)
+
+    wait_readable = wire.wait_readable
+    monkeypatch.setattr(wire, "wait_readable", counted)
     proxy = WireProxyCommand(f"{sys.executable} -c pass")
     proxy.settimeout(1.0)
-    cpu, start = time.process_time(), time.monotonic()
     try:
         assert proxy.recv(64) == b""  # what a closed socket gives: paramiko's EOFError
     finally:
         proxy.close()
-    assert time.monotonic() - start < 0.5
-    assert time.process_time() - cpu < 0.3
+    assert len(waits) == 1, f"{len(waits)} waits (one expected: the one that finds the end)"
     assert proxy.process.returncode == 0 and proxy.process.stdout.closed
 
 
 def test_close_through_a_proxycommand_ends_its_thread_at_once(
-    sshd: LoopbackSshd, keys: Keys, known: Path, tmp_path: Path
+    sshd: LoopbackSshd, keys: Keys, known: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Closed mid-poll, the transport's thread ends at once (paramiko's ProxyCommand: up to the
-    1 s poll interval on a busy core; timing-dependent, the test above is the exact one)."""
+    """Closed mid-poll, the transport's thread ends at once (paramiko's ProxyCommand: it spins
+    until the poll interval passes, here LONG seconds; the test above counts the spin)."""
+    monkeypatch.setattr(WireTransport, "_active_check_timeout", LONG)
     t = _via_proxy(sshd, keys, known, tmp_path)
     assert t.run("echo relayed", timeout=10).stdout == "relayed\n"
     thread = _wire_thread(t)
-    cpu = time.process_time()
-    start = time.monotonic()
     t.close()
-    thread.join(5)
-    assert not thread.is_alive()
-    assert time.monotonic() - start < 0.5  # paramiko's: ~1 s, all of it on a busy core
-    assert time.process_time() - cpu < 0.3
+    thread.join(HANG_GUARD)
+    assert not thread.is_alive(), f"the thread still waits for its {LONG:g} s poll after close()"
 
 
 def test_a_proxycommand_that_dies_mid_command_is_a_disconnect(
@@ -292,11 +306,15 @@ def test_a_proxycommand_that_dies_mid_command_is_a_disconnect(
     start = time.monotonic()
     try:
         with pytest.raises(HostUnreachable) as info:
-            t.run("sleep 8", timeout=8)
+            # named (": tag"): the cut connection leaves it running on the host; it ends here
+            t.run(f"sleep {LONG:g}; : {tmp_path}/cut", timeout=LONG)
     finally:
         t.close()
+        end_processes_naming(f"{tmp_path}/cut")
+    took = time.monotonic() - start
     assert info.value.failure is FailureClass.DISCONNECTED
-    assert time.monotonic() - start < 3
+    # the relay died at 0.5 s; waiting for the command's deadline would take LONG seconds
+    assert took < 0.5 + HANG_GUARD, f"{took:.1f} s: the disconnect waited for the deadline"
 
 
 def _zombies() -> int:
@@ -324,7 +342,8 @@ def test_a_closed_proxycommand_leaves_no_pipe_and_no_zombie(
             with _via_proxy(sshd, keys, known, tmp_path) as t:
                 assert t.run("true", timeout=10).rc == 0
                 thread = _wire_thread(t)
-            thread.join(2)
+            thread.join(HANG_GUARD)  # at once after close(); its pipes are counted below
+            assert not thread.is_alive()
         # at most as many as before: a leak adds three pipes a connection (twelve here); fewer
         # is another thread of the worker closing its own (CI: 20 after 22 before)
         assert len(os.listdir("/proc/self/fd")) <= fds
@@ -386,10 +405,11 @@ def test_a_frozen_jump_host_cannot_hold_a_command_past_its_deadline(
             time.sleep(1.0)
             closer = threading.Thread(target=t.close, daemon=True)
             closer.start()
-            closer.join(3)
-            assert not closer.is_alive()
-        thread.join(1.0 + 1.0 + 3)  # the command's timeout + the connect timeout + slack
-        assert not thread.is_alive()
+            closer.join(HANG_GUARD)
+            assert not closer.is_alive(), "close() blocks behind the hop's send lock"
+        # the command's timeout + the connect timeout + a margin; blocked, it never ends
+        thread.join(1.0 + 1.0 + HANG_GUARD)
+        assert not thread.is_alive(), "the command is held past its deadline"
         assert out["result"] is FailureClass.DISCONNECTED
     finally:
         _freeze(frozen, signal.SIGCONT)
