@@ -28,7 +28,6 @@ QUIET = {"ldconfig.txt", "pip-list.txt"}
 # the similarity tier's (kb/similar.py) known reading of one file: line 335 of ldconfig.txt,
 # "libgpg-error.so.0 ...", resembles this entry (0.56); see the folder's README. Tolerated, not
 # required: remove it when the tier leaves library names alone.
-KNOWN_SIMILAR = {"ldconfig.txt": {"container.apptainer-rocm-host-libs"}}
 FAMILY_TRACKERS = {f.report for f in FAMILIES} - {ROCM_ISSUES}
 
 
@@ -88,7 +87,7 @@ def test_json_names_no_cause_no_family_and_no_familys_tracker(
     doc = json.loads(_explain(tmp_path, capsys, name, "json"))
     assert doc["exit_code"] == 0
     assert [m["id"] for m in doc["matches"] if not m["harmless"]] == []
-    assert {s["id"] for s in doc["similar"]} <= KNOWN_SIMILAR.get(name, set()), doc["similar"]
+    assert doc["similar"] == [], doc["similar"]
     unknown = doc["unknown"]
     assert unknown["closest_family"] == "" and unknown["why"] == ""
     assert unknown["report"] not in FAMILY_TRACKERS
@@ -118,8 +117,8 @@ def test_table_names_no_family_and_says_when_nothing_looks_like_an_error(
 
 def test_a_library_name_with_error_in_it_is_not_a_problem_line() -> None:
     """(2) of session 30: `libgpg-error.so.0 (libc6,x86-64) => /lib/.../libgpg-error.so.0` says
-    "error" only inside a name. explain's notion (kb/problems.py) leaves it out; the similarity
-    tier's reading of it is the README's known case, tolerated in KNOWN_SIMILAR above."""
+    "error" only inside a name. explain's notion (kb/problems.py) and the similarity tier's
+    (kb/similar.py, the same reader) leave it out."""
     text = load(HERE / "ldconfig.txt").text
     (line,) = [n for n, s in enumerate(text.split("\n"), 1) if "libgpg-error.so.0 " in s]
     assert problem_lines(text).lines == ()

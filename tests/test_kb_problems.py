@@ -73,13 +73,24 @@ def test_a_harmless_matchs_line_is_answered_already(tmp_path: Path, capsys) -> N
     assert "Nothing in it looks like an error, apart from the harmless lines below," in out
 
 
-def test_when_the_shared_reader_stops_at_max_lines_of_names_the_rest_counts_as_a_problem() -> None:
-    """informative() stops at MAX_LINES lines: if they were all names, the lines after them were
-    never read, and the text is taken to look like a problem (the old answer)."""
-    names = "libgpg-error.so.0 (libc6,x86-64)\n" * (MAX_LINES - 1)
+def test_lines_that_are_only_names_do_not_stop_the_reader_before_a_real_problem() -> None:
+    """informative() keeps MAX_LINES problem lines: names (libgpg-error.so.0) are not problem
+    lines, so a real problem after more than MAX_LINES of them is still read, and a listing of
+    names alone, however long, does not look like a problem."""
+    names = "libgpg-error.so.0 (libc6,x86-64)\n" * (MAX_LINES + 50)
     assert not problem_lines(names).any
-    assert problem_lines(names + "libgpg-error.so.0\nsomething failed\n").any
-    assert problem_lines(names + "libgpg-error.so.0\n").unread
+    found = problem_lines(names + "something failed\n")
+    assert [n for n, _ in found.lines] == [MAX_LINES + 51]
+
+
+def test_the_similar_tier_reads_no_line_that_is_only_a_name() -> None:
+    """The similarity tier and explain share one notion: a line whose problem word is only part
+    of a name (ldconfig -p on the lent H100 host: libgpg-error.so.0) is never compared."""
+    from rocmprov.kb.similar import informative
+
+    listing = "\tlibgpg-error.so.0 (libc6,x86-64) => /lib/x86_64-linux-gnu/libgpg-error.so.0\n"
+    assert informative(listing) == []
+    assert informative("libfoo.so.1: cannot open shared object file: error\n") != []
 
 
 def test_the_family_comes_from_around_the_problem_not_from_a_listing_above() -> None:

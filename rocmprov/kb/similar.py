@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmprov.kb.literals import Finder, finder, over
+from rocmprov.kb.names import masked
 from rocmprov.kb.table import Entry, Table, load_table
 
 if TYPE_CHECKING:
@@ -179,7 +180,7 @@ def informative(
         line = full[:MAX_CHARS]
         # the harmless lines first: the problem regex costs more than their patterns
         if (number not in skip and not any(r.search(full) for r in unless)
-                and _PROBLEM.search(line)):  # fmt: skip
+                and _PROBLEM.search(line) and _PROBLEM.search(masked(line))):  # fmt: skip
             out.append((number, line.strip()))
     return out
 
