@@ -79,6 +79,25 @@ echo '{"torch": "2.9.1", "hip": "7.0", "results": [{"test": "devices", "status":
 """
 
 
+ENGINE_NAMES = ("docker", "podman")
+
+
+def _system_tools(tmp_path: Path) -> Path:
+    """A folder of links to the host's /usr/bin and /bin without its container engines: a host
+    with Debian's docker.io or podman in /usr/bin must not answer for the stubs (or for their
+    absence)."""
+    tools = tmp_path / "system-tools"
+    if tools.is_dir():
+        return tools
+    tools.mkdir()
+    for folder in (Path("/usr/bin"), Path("/bin")):
+        for tool in folder.iterdir():
+            link = tools / tool.name
+            if tool.name not in ENGINE_NAMES and not link.exists() and not link.is_symlink():
+                link.symlink_to(tool)
+    return tools
+
+
 def run_script(tmp_path: Path, script: str, engines: tuple[str, ...], uid0: bool = True,
                kfd: bool = True) -> tuple[subprocess.CompletedProcess[str], list[str]]:  # fmt: skip
     """The host script with stub engines on PATH; /dev/kfd and /etc/cdi looked up under a
@@ -100,7 +119,7 @@ def run_script(tmp_path: Path, script: str, engines: tuple[str, ...], uid0: bool
     script = script.replace("/dev/kfd ]", f"{root}/dev/kfd ]").replace(
         "/etc/cdi/", f"{root}/etc/cdi/").replace("/var/run/cdi/", f"{root}/var/run/cdi/")
     out = tmp_path / "argv"
-    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "STUB_OUT": str(out)}
+    env = {"PATH": f"{bin_dir}:{_system_tools(tmp_path)}", "STUB_OUT": str(out)}
     cp = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env=env,
                         timeout=60, check=False)
     argv = out.read_text().splitlines() if out.exists() else []
