@@ -21,8 +21,9 @@ Only lines that look like a problem are compared (an error, failure, warning, "n
 once names such as libgpg-error.so.0 or panic= are left out, kb/names.py) and that hold at
 least MIN_WORDS distinct words the table knows (a table cell "test-error 0.07" is two words, too
 few to resemble anything): a healthy log has none and gets no similar entry. A harmless entry
-that is as similar as the best real one wins: the input is then "similar to a harmless line", not to a cause. Shown as
-"similar to", never as a diagnosis: explain's exit code does not change.
+that is as similar as the best real one wins: the input is then "similar to a harmless line",
+not to a cause. Shown as "similar to", never as a diagnosis: explain's exit code does not
+change.
 """
 
 from __future__ import annotations
