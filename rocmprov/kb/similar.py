@@ -55,7 +55,7 @@ MAX_LINES = 400  # informative lines compared, at most (the first ones)
 # lines holding a problem literal read, at most: a line that is only a name (kb/names.py) does not
 # count towards MAX_LINES, and without this bound a 16 MiB `ldconfig -p`-like listing of them ran
 # the problem regex and the masking on each of its ~200,000 lines (~13 s a read, not ~0.3 s)
-MAX_READ = 10_000
+MAX_READ = 4_000  # ten times MAX_LINES: an `ldconfig -p` (~1,000 lines) or `pip list` is read whole
 MAX_CHARS = 600  # characters of a line compared
 MIN_WORDS = 3  # a line with fewer distinct known words ("test-error 0.07") says too little
 # What makes a line look like a problem: each is one literal (lower case) with word bounds at
