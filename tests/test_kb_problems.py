@@ -14,7 +14,7 @@ from rocmprov.kb import load_table, match
 from rocmprov.kb.codes import load_codes
 from rocmprov.kb.families import ROCM_ISSUES, closest
 from rocmprov.kb.problems import masked, problem_lines
-from rocmprov.kb.similar import MAX_LINES, covered
+from rocmprov.kb.similar import MAX_LINES, MAX_READ, covered
 
 TABLE = load_table()
 CODES = load_codes()
@@ -33,6 +33,9 @@ def _unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> d
 @pytest.mark.parametrize("line", [
     "\tlibgpg-error.so.0 (libc6,x86-64) => /lib/x86_64-linux-gnu/libgpg-error.so.0",
     "pytest-timeout          2.5.0",
+    # ldconfig -p of Debian 12 (review F of session 30): "error" inside a library's file name
+    "\tlibabsl_strerror.so.20220623 (libc6,x86-64) => "
+    "/lib/x86_64-linux-gnu/libabsl_strerror.so.20220623",
     "[    0.000000] Command line: console=ttyS0 reboot=k panic=1 random.trust_cpu=1",
     "EXT4-fs (vda1): mounted filesystem with ordered data mode. Opts: errors=remount-ro",
     "a b c",
@@ -50,6 +53,7 @@ def test_names_and_plain_words_are_not_problem_lines(line: str) -> None:
     "hipErrorNoDevice",
     "rocblas-bench: error while loading shared libraries: librocblas.so.4",
     "Segmentation fault (core dumped)",
+    "ImportError: librocm_smi64.so.6: cannot open shared object file: No such file or directory",
     "status=failed",
 ])  # fmt: skip
 def test_real_problem_lines_stay(line: str) -> None:
@@ -81,6 +85,17 @@ def test_lines_that_are_only_names_do_not_stop_the_reader_before_a_real_problem(
     assert not problem_lines(names).any
     found = problem_lines(names + "something failed\n")
     assert [n for n, _ in found.lines] == [MAX_LINES + 51]
+
+
+def test_the_reader_stops_after_max_read_lines_and_says_the_rest_was_not_read() -> None:
+    """Names do not count towards MAX_LINES, so a listing of them alone would have the problem
+    regex run on each of its lines (a 16 MiB one: ~13 s a read). The reader stops after MAX_READ
+    lines that hold a problem word; what comes after is unread, so the text may look like a
+    problem (the general tracker, never "nothing looks like an error")."""
+    names = "libgpg-error.so.0 (libc6,x86-64)\n" * (MAX_READ + 5)
+    found = problem_lines(names + "something failed\n")
+    assert found.lines == () and found.unread and found.any
+    assert not problem_lines(names[: -len("libgpg-error.so.0 (libc6,x86-64)\n") * 10]).any
 
 
 def test_the_similar_tier_reads_no_line_that_is_only_a_name() -> None:

@@ -239,3 +239,11 @@ def test_a_wording_left_out_of_the_index_still_finds_its_entry() -> None:
     # the whole set finds 37.6 % in its top 3 (benchmarks/similar_loo.py, session 30); the
     # sample must not fall far below it (a sample this size varies by ~7 points)
     assert tried > 40 and found / tried >= 0.30, (found, tried)
+
+
+def test_a_library_file_name_with_error_in_it_resembles_nothing() -> None:
+    """`ldconfig -p` of Debian 12 (review F of session 30): "strerror" inside a library's file
+    name was read as a problem line and resembled a real entry's ldconfig lines (0.55)."""
+    line = ("\tlibabsl_strerror.so.20220623 (libc6,x86-64) => "
+            "/lib/x86_64-linux-gnu/libabsl_strerror.so.20220623\n")  # fmt: skip
+    assert sim.informative(line) == [] and sim.similar(line, TABLE) == []

@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from rocmprov.kb.names import masked
-from rocmprov.kb.similar import MAX_CHARS, informative
+from rocmprov.kb.similar import MAX_CHARS, read
 
 __all__ = ["Problems", "masked", "problem_lines"]
 
@@ -23,10 +23,12 @@ __all__ = ["Problems", "masked", "problem_lines"]
 @dataclass(frozen=True)
 class Problems:
     lines: tuple[tuple[int, str], ...]  # (1-based line number, the line stripped, cut at MAX_CHARS)
+    unread: bool = False  # the reader stopped at similar.MAX_READ lines: the rest was never read
 
     @property
     def any(self) -> bool:
-        return bool(self.lines)
+        """Whether anything may look like a problem: a problem line, or lines never read."""
+        return bool(self.lines) or self.unread
 
 
 def problem_lines(
@@ -35,5 +37,7 @@ def problem_lines(
     """The lines of `text` that look like a problem (module doc); the line numbers in `skip` and
     the lines one of `unless` finds are left out (harmless lines, answered already:
     kb/similar.py `covered`). At most similar.MAX_LINES lines; a line that is only a name does
-    not count towards them, so the lines after many names are still read."""
-    return Problems(tuple((n, line[:MAX_CHARS]) for n, line in informative(text, skip, unless)))
+    not count towards them, so the lines after many names are still read, up to similar.MAX_READ
+    lines that hold a problem word (then `unread`: the text is taken to look like a problem)."""
+    found, unread = read(text, skip, unless)
+    return Problems(tuple((n, line[:MAX_CHARS]) for n, line in found), unread)

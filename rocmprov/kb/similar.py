@@ -17,12 +17,13 @@ left out. Each entry is a TF-IDF vector over those words (sublinear: a count c >
 1 + ln c, a cause-only word its fraction); an input line is scored against every
 entry by cosine similarity, and an entry keeps its best line.
 
-Only lines that look like a problem are compared (an error, failure, warning, "not found"...)
-and that hold at least MIN_WORDS distinct words the table knows (a table cell "test-error
-0.07" is two words, too few to resemble anything): a healthy log has none and gets no similar
-entry. A harmless entry that is as similar as the
-best real one wins: the input is then "similar to a harmless line", not to a cause. Shown as
-"similar to", never as a diagnosis: explain's exit code does not change.
+Only lines that look like a problem are compared (an error, failure, warning, "not found"...
+once names such as libgpg-error.so.0 or panic= are left out, kb/names.py) and that hold at
+least MIN_WORDS distinct words the table knows (a table cell "test-error 0.07" is two words, too
+few to resemble anything): a healthy log has none and gets no similar entry. A harmless entry
+that is as similar as the best real one wins: the input is then "similar to a harmless line",
+not to a cause. Shown as "similar to", never as a diagnosis: explain's exit code does not
+change.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ THRESHOLD = 0.45  # cosine below this is no resemblance (set on the table's own 
 CAUSE_WEIGHT = 0.15  # what a word of an entry's cause counts, against 1 for a word of its texts
 TOP = 3
 MAX_LINES = 400  # informative lines compared, at most (the first ones)
+# lines holding a problem literal read, at most: a line that is only a name (kb/names.py) does not
+# count towards MAX_LINES, and without this bound a 16 MiB `ldconfig -p`-like listing of them ran
+# the problem regex and the masking on each of its ~200,000 lines (~13 s a read, not ~0.3 s)
+MAX_READ = 4_000  # ten times MAX_LINES: an `ldconfig -p` (~1,000 lines) or `pip list` is read whole
 MAX_CHARS = 600  # characters of a line compared
 MIN_WORDS = 3  # a line with fewer distinct known words ("test-error 0.07") says too little
 # What makes a line look like a problem: each is one literal (lower case) with word bounds at
@@ -161,8 +166,17 @@ def informative(
     text: str, skip: Collection[int] = (), unless: Sequence[re.Pattern[str]] = ()
 ) -> list[tuple[int, str]]:
     """(line number, line) of the lines that look like a problem in their first MAX_CHARS
-    characters, the first MAX_LINES; the line numbers in `skip` and the lines one of `unless`
-    finds are left out."""
+    characters once their names are left out (kb/names.py), the first MAX_LINES among the first
+    MAX_READ lines that hold a problem literal; the line numbers in `skip` and the lines one of
+    `unless` finds are left out."""
+    return read(text, skip, unless)[0]
+
+
+def read(
+    text: str, skip: Collection[int] = (), unless: Sequence[re.Pattern[str]] = ()
+) -> tuple[list[tuple[int, str]], bool]:
+    """`informative`, and whether it stopped at MAX_READ lines with more text after them (lines
+    never read: they may hold the problem)."""
     low = text.lower()  # the literals are lower case; lower() keeps every \n where it was
     same = len(low) == len(text)  # else a character's lower case has another length
     lines = None if same else text.split("\n")
@@ -170,7 +184,11 @@ def informative(
     out: list[tuple[int, str]] = []
     pos = last = 0
     number = 1
+    tried = 0
     while len(out) < MAX_LINES and (hit := search(low, pos)) is not None:
+        if tried >= MAX_READ:
+            return out, True
+        tried += 1
         start = low.rfind("\n", 0, hit.start()) + 1
         end = low.find("\n", hit.start())
         end = len(low) if end < 0 else end
@@ -182,7 +200,7 @@ def informative(
         if (number not in skip and not any(r.search(full) for r in unless)
                 and _PROBLEM.search(line) and _PROBLEM.search(masked(line))):  # fmt: skip
             out.append((number, line.strip()))
-    return out
+    return out, False
 
 
 def similar(
