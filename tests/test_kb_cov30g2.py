@@ -1,7 +1,6 @@
 """Coverage G2 of session 30 (issue 28: `rocmprov explain`): what the real programs print, run on
 a GPU-less Debian 12 machine in the configuration a ROCm user gets wrong (hipify-perl of
-ROCm/HIPIFY@014177bc on CUDA code, clinfo 3.0.23.01.25 of Debian with no OpenCL platform,
-`python -m bitsandbytes` 0.50.2 under a CPU torch wheel).
+ROCm/HIPIFY@014177bc on CUDA code, clinfo 3.0.23.01.25 of Debian with no OpenCL platform).
 
 Each fixture and wording is the program's own output (`kind: format-string`, sourced to the
 message at a pinned commit). The near-misses are healthy lines of the same programs, or the same
@@ -20,7 +19,6 @@ from tests.kb_helpers import known as _known
 ROOT = Path(__file__).resolve().parent
 HIPIFY = "compiler.hipify-perl-unsupported-identifier"
 NO_PLATFORM = "rocr.opencl-no-platform"
-CPU_WHEEL = "pytorch.cpu-only-wheel"
 
 
 def _body(path: str) -> str:
@@ -34,7 +32,6 @@ def _body(path: str) -> str:
         (f"kb-wordings/{HIPIFY}.roc-library.txt", HIPIFY),
         (f"kb-wordings/{HIPIFY}.experimental.txt", HIPIFY),
         (f"kb-wordings/{NO_PLATFORM}.clinfo-number-of-platforms-0.txt", NO_PLATFORM),
-        (f"kb-wordings/{CPU_WHEEL}.bitsandbytes-diagnostics.txt", CPU_WHEEL),
     ],
 )
 def test_the_programs_own_output_ranks_its_entry_first(path: str, entry: str) -> None:
@@ -100,18 +97,16 @@ def test_clinfos_count_is_found_inside_a_log_too() -> None:
     assert found is not None and found.id == NO_PLATFORM
 
 
-def test_bitsandbytes_diagnostics_under_a_rocm_or_cuda_torch_is_not_the_cpu_wheel() -> None:
-    for version, cuda, hip in (
-        ("2.6.0+rocm6.2", "N/A", "6.2.41133"),
-        ("2.13.0+cu128", "12.8", "N/A"),
-    ):
-        text = (
-            "=================== bitsandbytes v0.50.2 ===================\n"
-            "Python: 3.11.7\n"
-            f"PyTorch: {version}\n"
-            f"  CUDA: {cuda}\n"
-            f"  HIP: {hip}\n"
-        )
-        assert CPU_WHEEL not in {m.id for m in _known(text)}, version
-    found = _first(_body(f"kb-wordings/{CPU_WHEEL}.bitsandbytes-diagnostics.txt"))
-    assert found is not None and found.captures.get("version") == "2.13.0"
+def test_bitsandbytes_diagnostics_on_a_gpu_less_host_stays_unanswered() -> None:
+    # `python -m bitsandbytes` 0.50.2 here under torch 2.13.0+cpu with no GPU: review 28e (F2)
+    # answers it only beside an AMD GPU (apt.cuda-torch-on-amd), so not here either
+    text = (
+        "=================== bitsandbytes v0.50.2 ===================\n"
+        "Python: 3.11.7\n"
+        "PyTorch: 2.13.0+cpu\n"
+        "  CUDA: N/A\n"
+        "  HIP: N/A\n"
+        "============================================================\n"
+        "No CUDA, ROCm, or XPU detected; CPU library loaded successfully.\n"
+    )
+    assert _known(text) == []
